@@ -1,0 +1,155 @@
+// Package broker owns knowhub's relationship with NATS: it starts the
+// embedded server used by `knowhub up` and by tests, connects clients with
+// the configured credentials and TLS, and declares every stream and bucket of
+// the contract idempotently.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// EmbeddedConfig configures the in-process NATS server.
+type EmbeddedConfig struct {
+	// Listen is host:port; port -1 picks a free port (tests).
+	Listen string
+	// StoreDir holds JetStream's file storage.
+	StoreDir string
+	// MaxPayload is the largest message the server accepts, in bytes.
+	MaxPayload int32
+	// ListenFlag names the option that changes Listen, for the error
+	// shown when the port is taken.
+	ListenFlag string
+}
+
+// Embedded is a running in-process NATS server with JetStream.
+type Embedded struct {
+	srv *server.Server
+}
+
+// StartEmbedded starts a NATS server with JetStream file storage and waits,
+// honouring ctx, until it accepts connections.
+func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
+	host, portStr, err := net.SplitHostPort(cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("nats listen address %q: %w", cfg.Listen, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, fmt.Errorf("nats listen address %q: bad port", cfg.Listen)
+	}
+	if port > 0 {
+		// nats-server reports a busy port by exiting the process; check first
+		// so the user gets an error naming the flag instead.
+		l, err := net.Listen("tcp", cfg.Listen)
+		if err != nil {
+			flag := cfg.ListenFlag
+			if flag == "" {
+				flag = "--nats-listen"
+			}
+			return nil, fmt.Errorf("nats cannot listen on %s (%v): choose another address with %s", cfg.Listen, err, flag)
+		}
+		_ = l.Close()
+	}
+	opts := &server.Options{
+		ServerName:         "knowhub",
+		Host:               host,
+		Port:               port,
+		JetStream:          true,
+		StoreDir:           cfg.StoreDir,
+		NoSigs:             true,
+		NoLog:              true,
+		MaxPayload:         cfg.MaxPayload,
+		JetStreamMaxMemory: 256 << 20,
+	}
+	if opts.MaxPayload == 0 {
+		opts.MaxPayload = 8 << 20
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("create nats server: %w", err)
+	}
+	go srv.Start()
+	deadline := time.Now().Add(30 * time.Second)
+	for !srv.ReadyForConnections(100 * time.Millisecond) {
+		if err := ctx.Err(); err != nil {
+			srv.Shutdown()
+			return nil, err
+		}
+		if time.Now().After(deadline) {
+			srv.Shutdown()
+			return nil, errors.New("nats server not ready after 30s")
+		}
+	}
+	return &Embedded{srv: srv}, nil
+}
+
+// ClientURL is the URL clients connect to.
+func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+
+// Shutdown stops the server and waits for it to finish.
+func (e *Embedded) Shutdown() {
+	e.srv.Shutdown()
+	e.srv.WaitForShutdown()
+}
+
+// ClientConfig says how to reach a NATS server.
+type ClientConfig struct {
+	URL       string
+	Name      string
+	CredsFile string
+	NKeyFile  string
+	User      string
+	Password  string
+	Token     string
+	TLSCA     string
+	TLSCert   string
+	TLSKey    string
+}
+
+// Connect opens a NATS connection that reconnects forever.
+func Connect(cfg ClientConfig) (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name(cfg.Name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+	}
+	if cfg.CredsFile != "" {
+		opts = append(opts, nats.UserCredentials(cfg.CredsFile))
+	}
+	if cfg.NKeyFile != "" {
+		o, err := nats.NkeyOptionFromSeed(cfg.NKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("read nkey seed %s: %w", cfg.NKeyFile, err)
+		}
+		opts = append(opts, o)
+	}
+	if cfg.User != "" {
+		opts = append(opts, nats.UserInfo(cfg.User, cfg.Password))
+	}
+	if cfg.Token != "" {
+		opts = append(opts, nats.Token(cfg.Token))
+	}
+	if cfg.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(cfg.TLSCA))
+	}
+	if cfg.TLSCert != "" || cfg.TLSKey != "" {
+		opts = append(opts, nats.ClientCert(cfg.TLSCert, cfg.TLSKey))
+	}
+	url := cfg.URL
+	if url == "" {
+		url = nats.DefaultURL
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to nats at %s: %w", url, err)
+	}
+	return nc, nil
+}

@@ -1,0 +1,81 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+// streamConfigs lists every stream of the contract with its settings.
+func streamConfigs() []jetstream.StreamConfig {
+	return []jetstream.StreamConfig{
+		{
+			Name:              contract.StreamFiles,
+			Description:       "latest redacted content of every watched file; replay = full reindex",
+			Subjects:          []string{contract.SubjectFiles + ".>"},
+			MaxMsgsPerSubject: 1,
+			Storage:           jetstream.FileStorage,
+			Discard:           jetstream.DiscardOld,
+		},
+		{
+			Name:              contract.StreamChunks,
+			Description:       "chunk set of the latest version of each file",
+			Subjects:          []string{contract.SubjectChunks + ".>"},
+			MaxMsgsPerSubject: 1,
+			Storage:           jetstream.FileStorage,
+		},
+		{
+			Name:              contract.StreamTools,
+			Description:       "tool catalog, last value per tool",
+			Subjects:          []string{contract.SubjectTools + ".>"},
+			MaxMsgsPerSubject: 1,
+			Storage:           jetstream.FileStorage,
+		},
+		{
+			Name:        contract.StreamKnowledge,
+			Description: "append-only knowledge events",
+			Subjects:    []string{contract.SubjectKnowledge + ".>"},
+			Storage:     jetstream.FileStorage,
+		},
+		{
+			Name:        contract.StreamTranscripts,
+			Description: "sanitized agent transcripts",
+			Subjects:    []string{contract.SubjectTranscripts + ".>"},
+			Storage:     jetstream.FileStorage,
+		},
+		{
+			Name:        contract.StreamDLQ,
+			Description: "messages a stage could not process, with the reason in headers",
+			Subjects:    []string{contract.SubjectDLQ + ".>"},
+			Storage:     jetstream.FileStorage,
+			MaxAge:      30 * 24 * time.Hour,
+		},
+	}
+}
+
+func bucketConfigs() []jetstream.KeyValueConfig {
+	return []jetstream.KeyValueConfig{
+		{Bucket: contract.BucketIndex, Description: "per document term vectors and display text", History: 1, Storage: jetstream.FileStorage},
+		{Bucket: contract.BucketKB, Description: "current knowledge records", History: 1, Storage: jetstream.FileStorage},
+	}
+}
+
+// EnsureTopology creates or updates every stream and bucket. It is
+// idempotent and safe to call from every worker at start-up.
+func EnsureTopology(ctx context.Context, js jetstream.JetStream) error {
+	for _, sc := range streamConfigs() {
+		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+			return fmt.Errorf("ensure stream %s: %w", sc.Name, err)
+		}
+	}
+	for _, kc := range bucketConfigs() {
+		if _, err := js.CreateOrUpdateKeyValue(ctx, kc); err != nil {
+			return fmt.Errorf("ensure bucket %s: %w", kc.Bucket, err)
+		}
+	}
+	return nil
+}

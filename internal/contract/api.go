@@ -1,0 +1,80 @@
+package contract
+
+// Request-reply payloads of the query service (NATS micro endpoints and
+// the HTTP API). Errors come back as a micro service error (headers
+// Nats-Service-Error and Nats-Service-Error-Code) or an HTTP status with an
+// ErrorResponse body.
+
+// SearchRequest asks kh.search.docs for the best sections.
+type SearchRequest struct {
+	Query string `json:"query"`
+	TopK  int    `json:"top_k,omitempty"`
+	// Repos restricts hits to these repositories (before the top-k cut).
+	Repos []string `json:"repos,omitempty"`
+	// MinSeq, when set, waits (bounded) until the replica has applied index
+	// updates from at least this source sequence.
+	MinSeq uint64 `json:"min_seq,omitempty"`
+}
+
+// SearchHit is one ranked section.
+type SearchHit struct {
+	Collection  string   `json:"collection"`
+	Repo        string   `json:"repo"`
+	Path        string   `json:"path"`
+	HeadingPath []string `json:"heading_path,omitempty"`
+	Title       string   `json:"title,omitempty"`
+	ChunkID     string   `json:"chunk_id"`
+	Score       float64  `json:"score"`
+	Snippet     string   `json:"snippet,omitempty"`
+	Seq         uint64   `json:"seq"`
+	Priority    int      `json:"priority"`
+	RepoType    string   `json:"repo_type"`
+}
+
+// ShadowedHit is a hit that lost conflict resolution to another repository's
+// section with the same normalised path.
+type ShadowedHit struct {
+	SearchHit
+	ShadowedBy string `json:"shadowed_by"` // repo:path#chunk of the winner
+	Reason     string `json:"reason"`
+}
+
+// SearchResponse is the reply of kh.search.docs.
+type SearchResponse struct {
+	Query    string        `json:"query"`
+	Hits     []SearchHit   `json:"hits"`
+	Shadowed []ShadowedHit `json:"shadowed,omitempty"`
+	// Total counts the matching sections that passed the filters.
+	Total      int   `json:"total"`
+	TookMicros int64 `json:"took_us"`
+}
+
+// RepoStats counts one repository's indexed files and chunks.
+type RepoStats struct {
+	Repo   string `json:"repo"`
+	Files  int    `json:"files"`
+	Chunks int    `json:"chunks"`
+}
+
+// CollectionStats describes one collection of a query replica.
+type CollectionStats struct {
+	Sources int    `json:"sources"`
+	Chunks  int    `json:"chunks"`
+	Terms   int    `json:"terms"`
+	Applied uint64 `json:"applied_seq"`
+}
+
+// StatsResponse is the reply of kh.stats.
+type StatsResponse struct {
+	Ready       bool                       `json:"ready"`
+	Collections map[string]CollectionStats `json:"collections"`
+	Repos       []RepoStats                `json:"repos"`
+	// IndexRevision is the last KH_INDEX revision this replica applied.
+	IndexRevision uint64 `json:"index_revision"`
+	Analyzer      string `json:"analyzer"`
+}
+
+// ErrorResponse is the body of an HTTP error.
+type ErrorResponse struct {
+	Error string `json:"error"`
+}
