@@ -1,0 +1,287 @@
+// Package bus runs knowhub's stream consumers on watermill's message router
+// over NATS JetStream. It hides watermill behind a small API so the
+// transport stays swappable: a stage registers a Handler for a durable
+// consumer and gets retries with backoff for transient errors, a poison
+// queue to KH_DLQ carrying the reason, panic recovery and correlation ids.
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill"
+	wmjs "github.com/ThreeDotsLabs/watermill-nats/v2/pkg/jetstream"
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+// Message is one stream message handed to a Handler.
+type Message struct {
+	Subject       string
+	Seq           uint64 // stream sequence
+	Delivered     uint64 // delivery attempt, from 1
+	Header        nats.Header
+	Data          []byte
+	CorrelationID string
+}
+
+// Handler processes one message. Returning nil acknowledges it; an error
+// wrapped with Permanent sends it straight to the dead-letter stream; any
+// other error is retried with backoff and dead-lettered when retries run
+// out. Handlers must be idempotent: delivery is at least once.
+type Handler func(ctx context.Context, m *Message) error
+
+type permanentError struct{ err error }
+
+func (e permanentError) Error() string { return e.err.Error() }
+func (e permanentError) Unwrap() error { return e.err }
+
+// Permanent marks err as one that retrying cannot fix (malformed payload,
+// invalid UTF-8, unsupported schema).
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err}
+}
+
+// IsPermanent reports whether err was marked with Permanent.
+func IsPermanent(err error) bool {
+	var p permanentError
+	return errors.As(err, &p)
+}
+
+// Consumer describes one durable consumer.
+type Consumer struct {
+	Stage   string // names the handler, the DLQ subject and logs
+	Stream  string
+	Durable string // shared by every replica: they split the work
+	Filter  string // subject filter
+	// MaxRetries before a transient failure is dead-lettered (default 5).
+	MaxRetries int
+	// AckWait is how long a message may be in flight before redelivery to
+	// another replica (default 15s).
+	AckWait time.Duration
+	// Concurrency is the number of messages this process handles at once
+	// (default 8). Messages of one subject may then be handled out of
+	// order, so handlers must order writes by stream sequence themselves.
+	Concurrency int
+}
+
+// Bus owns a watermill router bound to one shared NATS connection.
+type Bus struct {
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	log    *slog.Logger
+	router *message.Router
+	dlq    *Publisher
+}
+
+// New builds a Bus on nc. The connection stays the caller's: closing the bus
+// never closes it.
+func New(nc *nats.Conn, log *slog.Logger) (*Bus, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	wlog := slogAdapter{log.With("component", "bus")}
+	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 10 * time.Second}, wlog)
+	if err != nil {
+		return nil, fmt.Errorf("router: %w", err)
+	}
+	router.AddMiddleware(middleware.Recoverer)
+	return &Bus{nc: nc, js: js, log: log, router: router, dlq: &Publisher{js: js}}, nil
+}
+
+// JetStream returns the bus's JetStream context.
+func (b *Bus) JetStream() jetstream.JetStream { return b.js }
+
+// Handle registers h for c. Call before Run.
+func (b *Bus) Handle(c Consumer, h Handler) error {
+	if c.MaxRetries == 0 {
+		c.MaxRetries = 5
+	}
+	if c.AckWait == 0 {
+		c.AckWait = 15 * time.Second
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 8
+	}
+	sub, err := wmjs.NewSubscriber(wmjs.SubscriberConfig{
+		Conn:           b.nc,
+		Logger:         slogAdapter{b.log.With("component", "bus", "stage", c.Stage)},
+		AckWaitTimeout: c.AckWait,
+		ResourceInitializer: func(ctx context.Context, js jetstream.JetStream, topic string) (jetstream.Consumer, func(context.Context, watermill.LoggerAdapter), error) {
+			cons, err := js.CreateOrUpdateConsumer(ctx, c.Stream, jetstream.ConsumerConfig{
+				Durable:       c.Durable,
+				FilterSubject: c.Filter,
+				AckPolicy:     jetstream.AckExplicitPolicy,
+				AckWait:       c.AckWait,
+				MaxAckPending: 256,
+				DeliverPolicy: jetstream.DeliverAllPolicy,
+			})
+			if err != nil {
+				return nil, nil, fmt.Errorf("consumer %s on %s: %w", c.Durable, c.Stream, err)
+			}
+			return cons, nil, nil
+		},
+		ConsumeOptions: []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(32)},
+		// At-least-once holds without waiting for the ack's confirmation:
+		// a lost ack means a redelivery, which handlers tolerate.
+		AckAsync:    true,
+		Unmarshaler: unmarshaler{},
+	})
+	if err != nil {
+		return fmt.Errorf("subscriber for %s: %w", c.Stage, err)
+	}
+	retry := middleware.Retry{
+		MaxRetries:      c.MaxRetries,
+		InitialInterval: 50 * time.Millisecond,
+		MaxInterval:     2 * time.Second,
+		Multiplier:      2,
+		ShouldRetry:     func(p middleware.RetryParams) bool { return !IsPermanent(p.Err) },
+		Logger:          slogAdapter{b.log.With("component", "bus", "stage", c.Stage)},
+	}
+	poison, err := middleware.PoisonQueue(b.dlq, contract.DLQSubject(c.Stage))
+	if err != nil {
+		return fmt.Errorf("poison queue for %s: %w", c.Stage, err)
+	}
+	log := b.log.With("component", c.Stage)
+	fn := func(wm *message.Message) error {
+		m := fromWatermill(wm)
+		err := h(wm.Context(), m)
+		if err != nil {
+			log.Warn("handle message", "subject", m.Subject, "seq", m.Seq, "correlation", m.CorrelationID, "permanent", IsPermanent(err), "err", err)
+		}
+		return err
+	}
+	// Each handler is one concurrent pull subscription on the shared
+	// durable consumer.
+	for i := range c.Concurrency {
+		handler := b.router.AddConsumerHandler(fmt.Sprintf("%s-%d", c.Stage, i), c.Filter, noClose{sub}, fn)
+		// Poison wraps retry: only a message that still fails after its
+		// retries (or fails permanently) reaches the dead-letter stream.
+		handler.AddMiddleware(poison, retry.Middleware)
+	}
+	return nil
+}
+
+// Run runs the router until ctx is cancelled, then stops fetching and
+// finishes in-flight messages within the close timeout.
+func (b *Bus) Run(ctx context.Context) error {
+	return b.router.Run(ctx)
+}
+
+// Running is closed once every handler is subscribed.
+func (b *Bus) Running() chan struct{} { return b.router.Running() }
+
+// Close stops the router.
+func (b *Bus) Close() error { return b.router.Close() }
+
+// noClose keeps watermill from draining the shared connection.
+type noClose struct{ message.Subscriber }
+
+func (noClose) Close() error { return nil }
+
+// Publisher publishes watermill messages to JetStream, mapping metadata to
+// headers. It serves the poison queue.
+type Publisher struct{ js jetstream.JetStream }
+
+// Publish implements message.Publisher.
+func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
+	for _, wm := range msgs {
+		h := nats.Header{}
+		if stage, ok := strings.CutPrefix(topic, contract.SubjectDLQ+"."); ok {
+			h.Set(contract.HeaderStage, stage)
+		}
+		for k, v := range wm.Metadata {
+			switch k {
+			case middleware.ReasonForPoisonedKey:
+				h.Set(contract.HeaderReason, truncate(v, 1024))
+			case middleware.PoisonedTopicKey, middleware.PoisonedSubscriberKey, middleware.PoisonedHandlerKey:
+			case middleware.CorrelationIDMetadataKey:
+				h.Set(contract.HeaderCorrelation, v)
+			case mdSubject:
+				h.Set(contract.HeaderOrigSubject, v)
+			case mdSeq:
+				h.Set(contract.HeaderOrigSeq, v)
+			case mdDelivered:
+			default:
+				h.Set(k, v)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := p.js.PublishMsg(ctx, &nats.Msg{Subject: topic, Header: h, Data: wm.Payload})
+		cancel()
+		if err != nil {
+			return fmt.Errorf("publish to %s: %w", topic, err)
+		}
+	}
+	return nil
+}
+
+// Close implements message.Publisher.
+func (p *Publisher) Close() error { return nil }
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+const (
+	mdSubject   = "kh_subject"
+	mdSeq       = "kh_seq"
+	mdDelivered = "kh_delivered"
+)
+
+type unmarshaler struct{}
+
+func (unmarshaler) Unmarshal(msg jetstream.Msg) (*message.Message, error) {
+	wm := message.NewMessage(watermill.NewUUID(), msg.Data())
+	for k, v := range msg.Headers() {
+		if len(v) > 0 {
+			wm.Metadata.Set(k, v[0])
+		}
+	}
+	wm.Metadata.Set(mdSubject, msg.Subject())
+	if md, err := msg.Metadata(); err == nil {
+		wm.Metadata.Set(mdSeq, strconv.FormatUint(md.Sequence.Stream, 10))
+		wm.Metadata.Set(mdDelivered, strconv.FormatUint(md.NumDelivered, 10))
+	}
+	if c := msg.Headers().Get(contract.HeaderCorrelation); c != "" {
+		middleware.SetCorrelationID(c, wm)
+	} else {
+		middleware.SetCorrelationID(watermill.NewShortUUID(), wm)
+	}
+	return wm, nil
+}
+
+func fromWatermill(wm *message.Message) *Message {
+	m := &Message{
+		Subject:       wm.Metadata.Get(mdSubject),
+		Data:          wm.Payload,
+		Header:        nats.Header{},
+		CorrelationID: middleware.MessageCorrelationID(wm),
+	}
+	m.Seq, _ = strconv.ParseUint(wm.Metadata.Get(mdSeq), 10, 64)
+	m.Delivered, _ = strconv.ParseUint(wm.Metadata.Get(mdDelivered), 10, 64)
+	for k, v := range wm.Metadata {
+		switch k {
+		case mdSubject, mdSeq, mdDelivered, middleware.CorrelationIDMetadataKey:
+		default:
+			m.Header.Set(k, v)
+		}
+	}
+	return m
+}
