@@ -1,0 +1,266 @@
+// Package config is knowhub's one configuration file, read by every
+// component: the shape of the JSON document, its defaults, its validation,
+// and the environment and flag overrides layered on top of it.
+//
+// The precedence is defaults < file < environment < flags. Load (or Parse)
+// starts from Default, overlays the file, resolves paths and validates;
+// ApplyEnv and ClientFlags.Apply then override single fields, after which a
+// caller runs Validate again.
+//
+// A key that is absent from the file keeps its default; a key that is
+// present, even with a zero value, replaces it ("priority": 0 is the
+// highest priority, "listen": "" turns the HTTP API off). JSON null counts
+// as absent.
+//
+// The package reads files and the environment only when asked to and
+// imports neither NATS nor HTTP: the fields are the interface, and the
+// components that connect or listen build their own options from them.
+package config
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+// Defaults. Sizes are in bytes.
+const (
+	DefaultDataDir        = ".knowhub"
+	DefaultNATSListen     = "127.0.0.1:4222"
+	DefaultNATSURL        = "nats://127.0.0.1:4222"
+	DefaultNATSMaxPayload = 8 << 20
+	DefaultHTTPListen     = "127.0.0.1:7700"
+	DefaultMaxBodyBytes   = 1 << 20
+	DefaultPriority       = 100
+	DefaultType           = contract.RepoCore
+	// DefaultGlob selects Markdown and MDX files at any depth. It is
+	// relative to the repository root and uses doublestar syntax.
+	DefaultGlob           = "**/*.{md,mdx}"
+	DefaultChunkMaxTokens = 800
+	DefaultDebounceMS     = 150
+	DefaultMaxFileBytes   = 4 << 20
+	DefaultTopK           = 10
+	DefaultMaxTopK        = 100
+)
+
+// Limits enforced by Validate.
+const (
+	MinChunkMaxTokens = 50
+	MaxChunkMaxTokens = 8000
+	// MaxNATSPayload is the largest max_payload nats-server accepts.
+	MaxNATSPayload = 64 << 20
+)
+
+// HTTPOff as HTTP.Listen (like the empty string) disables the HTTP API.
+const HTTPOff = "off"
+
+// DefaultExtensions are the file extensions the watcher reads by default.
+func DefaultExtensions() []string { return []string{".md", ".mdx"} }
+
+// AlwaysExcluded are exclude globs applied to every repository on top of
+// its own Exclude list.
+var AlwaysExcluded = []string{"**/.git/**"}
+
+// Config is the whole configuration file.
+type Config struct {
+	// DataDir holds the embedded NATS server's JetStream store and any
+	// other local state of `knowhub up`. Relative to the config file.
+	DataDir      string       `json:"dataDir"`
+	NATS         NATS         `json:"nats"`
+	HTTP         HTTP         `json:"http"`
+	Repositories []Repository `json:"repositories"`
+	Redaction    Redaction    `json:"redaction"`
+	Chunker      Chunker      `json:"chunker"`
+	Watcher      Watcher      `json:"watcher"`
+	Query        Query        `json:"query"`
+}
+
+// NATS is how `knowhub up` runs its embedded server (Listen, MaxPayload)
+// and how every client connects (the rest). File paths are relative to the
+// config file; at most one of CredsFile, NKeyFile, Token and User may be
+// set.
+type NATS struct {
+	// Listen is the embedded server's client listen address (host:port).
+	Listen string `json:"listen"`
+	// URL is the client URL, or several comma-separated for a cluster.
+	URL       string `json:"url"`
+	CredsFile string `json:"credsFile"`
+	NKeyFile  string `json:"nkeyFile"`
+	User      string `json:"user"`
+	Password  string `json:"password"`
+	Token     string `json:"token"`
+	TLSCA     string `json:"tlsCA"`
+	TLSCert   string `json:"tlsCert"`
+	TLSKey    string `json:"tlsKey"`
+	// MaxPayload is the embedded server's maximum message size in bytes.
+	MaxPayload int `json:"maxPayload"`
+}
+
+// LogValue hides the password and token, so logging a NATS never leaks a
+// secret.
+func (n NATS) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("listen", n.Listen),
+		slog.String("url", n.URL),
+		slog.String("creds_file", n.CredsFile),
+		slog.String("nkey_file", n.NKeyFile),
+		slog.String("user", n.User),
+		slog.Bool("password_set", n.Password != ""),
+		slog.Bool("token_set", n.Token != ""),
+		slog.String("tls_ca", n.TLSCA),
+		slog.String("tls_cert", n.TLSCert),
+		slog.String("tls_key", n.TLSKey),
+		slog.Int("max_payload", n.MaxPayload),
+	)
+}
+
+// HTTP configures the HTTP API.
+type HTTP struct {
+	// Listen is host:port; "" or "off" disables the HTTP API.
+	Listen string `json:"listen"`
+	// TLSCert and TLSKey, both or neither, switch the listener to HTTPS.
+	TLSCert string `json:"tlsCert"`
+	TLSKey  string `json:"tlsKey"`
+	// MaxBodyBytes bounds a request body.
+	MaxBodyBytes int64 `json:"maxBodyBytes"`
+	// Tokens are the accepted bearer tokens and the scopes each grants.
+	// The HTTP API defines the scope names.
+	Tokens []Token `json:"tokens"`
+}
+
+// Enabled reports whether the HTTP API should listen at all.
+func (h HTTP) Enabled() bool { return h.Listen != "" && h.Listen != HTTPOff }
+
+// Token is one bearer token and the scopes it grants.
+type Token struct {
+	Token  string   `json:"token"`
+	Scopes []string `json:"scopes"`
+	// Name identifies the token in logs instead of its value.
+	Name string `json:"name"`
+}
+
+// LogValue logs the token's name and scopes, never its value.
+func (t Token) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("name", t.Name), slog.Any("scopes", t.Scopes))
+}
+
+// Repository is one directory of Markdown documentation.
+type Repository struct {
+	// Name identifies the repository in subjects and keys; see
+	// contract.ValidRepoName.
+	Name string `json:"name"`
+	// Path is the repository root. Parse expands a leading "~" and makes
+	// a relative path absolute against the config file's directory.
+	Path string `json:"path"`
+	// Priority decides conflicts between repositories: lower wins.
+	Priority int `json:"priority"`
+	// Type is contract.RepoCore or contract.RepoExtension; at equal
+	// priority core wins.
+	Type string `json:"type"`
+	// Glob selects files, relative to Path, in doublestar syntax.
+	Glob string `json:"glob"`
+	// Exclude lists doublestar globs of files and directories to skip,
+	// on top of AlwaysExcluded.
+	Exclude []string `json:"exclude"`
+}
+
+// applyDefaults fills the fields a repository entry may omit.
+func (r *Repository) applyDefaults() {
+	r.Priority = DefaultPriority
+	r.Type = DefaultType
+	r.Glob = DefaultGlob
+}
+
+// Meta is what the repository contributes to conflict resolution.
+func (r Repository) Meta() contract.RepoMeta {
+	return contract.RepoMeta{Priority: r.Priority, Type: r.Type}
+}
+
+// Excluded reports whether rel, a slash-separated path relative to the
+// repository root, is excluded. A directory whose name matches "dir/**" is
+// excluded too, so a walker can skip it whole.
+func (r Repository) Excluded(rel string) bool {
+	for _, lists := range [][]string{AlwaysExcluded, r.Exclude} {
+		for _, p := range lists {
+			if doublestar.MatchUnvalidated(p, rel) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Matches reports whether rel, a slash-separated path relative to the
+// repository root, matches Glob and is not excluded. The watcher also
+// applies Watcher.Extensions.
+func (r Repository) Matches(rel string) bool {
+	return doublestar.MatchUnvalidated(r.Glob, rel) && !r.Excluded(rel)
+}
+
+// Redaction adds rules to the redactor's built-in ones.
+type Redaction struct {
+	Patterns []Pattern `json:"patterns"`
+}
+
+// Pattern is one extra redaction rule: a Go (RE2) regular expression,
+// optionally gated by keywords that must occur in the text for the rule to
+// run.
+type Pattern struct {
+	Name     string   `json:"name"`
+	Regex    string   `json:"regex"`
+	Keywords []string `json:"keywords"`
+}
+
+// Chunker configures the chunker.
+type Chunker struct {
+	// ChunkMaxTokens bounds a chunk's size; a longer section is split.
+	ChunkMaxTokens int `json:"chunkMaxTokens"`
+}
+
+// Watcher configures the watcher.
+type Watcher struct {
+	// DebounceMS is how long a file must stay quiet before it is read.
+	DebounceMS int `json:"debounceMs"`
+	// MaxFileBytes is the largest file read; a larger one is rejected.
+	MaxFileBytes int64 `json:"maxFileBytes"`
+	// Extensions are the file extensions read, with their dot.
+	Extensions []string `json:"extensions"`
+}
+
+// Debounce is DebounceMS as a duration.
+func (w Watcher) Debounce() time.Duration { return time.Duration(w.DebounceMS) * time.Millisecond }
+
+// Query configures the query service.
+type Query struct {
+	// DefaultTopK is the number of hits when a request names none.
+	DefaultTopK int `json:"defaultTopK"`
+	// MaxTopK caps the number of hits a request may ask for.
+	MaxTopK int `json:"maxTopK"`
+}
+
+// Default returns the configuration used when there is no file: every
+// default set and no repositories.
+func Default() *Config {
+	return &Config{
+		DataDir: DefaultDataDir,
+		NATS: NATS{
+			Listen:     DefaultNATSListen,
+			URL:        DefaultNATSURL,
+			MaxPayload: DefaultNATSMaxPayload,
+		},
+		HTTP: HTTP{
+			Listen:       DefaultHTTPListen,
+			MaxBodyBytes: DefaultMaxBodyBytes,
+		},
+		Chunker: Chunker{ChunkMaxTokens: DefaultChunkMaxTokens},
+		Watcher: Watcher{
+			DebounceMS:   DefaultDebounceMS,
+			MaxFileBytes: DefaultMaxFileBytes,
+			Extensions:   DefaultExtensions(),
+		},
+		Query: Query{DefaultTopK: DefaultTopK, MaxTopK: DefaultMaxTopK},
+	}
+}

@@ -1,0 +1,475 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+// wantErr fails unless err mentions every one of wants.
+func wantErr(t testing.TB, err error, wants ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %q", wants)
+	}
+	for _, w := range wants {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error does not mention %q:\n%v", w, err)
+		}
+	}
+}
+
+// parse parses doc with t.TempDir() as the base directory.
+func parse(t testing.TB, doc string) (*Config, error) {
+	t.Helper()
+	return Parse([]byte(doc), t.TempDir())
+}
+
+func TestDefaults(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("Default() does not validate: %v", err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"dataDir", c.DataDir, ".knowhub"},
+		{"nats.listen", c.NATS.Listen, "127.0.0.1:4222"},
+		{"nats.url", c.NATS.URL, "nats://127.0.0.1:4222"},
+		{"nats.maxPayload", c.NATS.MaxPayload, 8 << 20},
+		{"http.listen", c.HTTP.Listen, "127.0.0.1:7700"},
+		{"http.maxBodyBytes", c.HTTP.MaxBodyBytes, int64(1 << 20)},
+		{"chunker.chunkMaxTokens", c.Chunker.ChunkMaxTokens, 800},
+		{"watcher.debounceMs", c.Watcher.DebounceMS, 150},
+		{"watcher.maxFileBytes", c.Watcher.MaxFileBytes, int64(4 << 20)},
+		{"watcher.extensions", c.Watcher.Extensions, []string{".md", ".mdx"}},
+		{"query.defaultTopK", c.Query.DefaultTopK, 10},
+		{"query.maxTopK", c.Query.MaxTopK, 100},
+		{"repositories", len(c.Repositories), 0},
+	}
+	for _, ch := range checks {
+		if !reflect.DeepEqual(ch.got, ch.want) {
+			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+}
+
+func TestParseEmptyObjectIsDefault(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Parse([]byte(`{}`), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.DataDir = filepath.Join(dir, ".knowhub")
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("Parse({}) = %+v\nwant %+v", c, want)
+	}
+}
+
+func TestRepositoryDefaults(t *testing.T) {
+	c, err := parse(t, `{"repositories":[{"name":"docs","path":"/srv/docs"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Repositories[0]
+	if r.Priority != 100 || r.Type != contract.RepoCore || r.Glob != "**/*.{md,mdx}" || r.Exclude != nil {
+		t.Errorf("defaults not applied: %+v", r)
+	}
+	if got := r.Meta(); got != (contract.RepoMeta{Priority: 100, Type: "core"}) {
+		t.Errorf("Meta() = %+v", got)
+	}
+}
+
+// A present key replaces its default even when it is the zero value; null
+// keeps the default.
+func TestPresentZeroValues(t *testing.T) {
+	c, err := parse(t, `{
+		"http": {"listen": ""},
+		"watcher": {"debounceMs": 0, "maxFileBytes": null},
+		"repositories": [{"name": "docs", "path": "/d", "priority": 0}]
+	}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTP.Enabled() {
+		t.Errorf("http.listen \"\" should disable HTTP, got %q", c.HTTP.Listen)
+	}
+	if c.Watcher.DebounceMS != 0 || c.Watcher.MaxFileBytes != DefaultMaxFileBytes {
+		t.Errorf("watcher = %+v", c.Watcher)
+	}
+	if c.Repositories[0].Priority != 0 {
+		t.Errorf("priority = %d, want 0", c.Repositories[0].Priority)
+	}
+	off, err := parse(t, `{"http": {"listen": "off"}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.HTTP.Enabled() {
+		t.Error(`http.listen "off" should disable HTTP`)
+	}
+}
+
+func TestOpenClawShape(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	c, err := parse(t, `{"repositories":[{"name":"openclaw","path":"~/openclaw/docs","priority":1,"type":"core","glob":"**/*.md"}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Repository{Name: "openclaw", Path: filepath.Join(home, "openclaw", "docs"), Priority: 1, Type: "core", Glob: "**/*.md"}
+	if !reflect.DeepEqual(c.Repositories, []Repository{want}) {
+		t.Errorf("repositories = %+v, want %+v", c.Repositories, want)
+	}
+}
+
+func TestExampleFile(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	path := filepath.Join("..", "..", "knowhub.example.json")
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Repositories) != 2 {
+		t.Fatalf("repositories = %+v", c.Repositories)
+	}
+	if got, want := c.Repositories[0].Path, filepath.Join(root, "docs"); got != want {
+		t.Errorf("repositories[0].path = %q, want %q", got, want)
+	}
+	if got, want := c.Repositories[1].Path, filepath.Join(home, "openclaw", "docs"); got != want {
+		t.Errorf("repositories[1].path = %q, want %q", got, want)
+	}
+	if got, want := c.DataDir, filepath.Join(root, ".knowhub"); got != want {
+		t.Errorf("dataDir = %q, want %q", got, want)
+	}
+}
+
+func TestPaths(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	base := t.TempDir()
+	tests := []struct {
+		path, want string
+	}{
+		{"~", home},
+		{"~/docs", filepath.Join(home, "docs")},
+		{"docs", filepath.Join(base, "docs")},
+		{"./a/../docs", filepath.Join(base, "docs")},
+		{"../up", filepath.Join(filepath.Dir(base), "up")},
+		{"/abs/docs", "/abs/docs"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			doc := `{"repositories":[{"name":"r","path":` + quote(tt.path) + `}],
+				"nats":{"credsFile":` + quote(tt.path) + `}}`
+			c, err := Parse([]byte(doc), base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Repositories[0].Path != tt.want {
+				t.Errorf("repository path = %q, want %q", c.Repositories[0].Path, tt.want)
+			}
+			if c.NATS.CredsFile != tt.want {
+				t.Errorf("credsFile = %q, want %q", c.NATS.CredsFile, tt.want)
+			}
+		})
+	}
+	_, err := Parse([]byte(`{"repositories":[{"name":"r","path":"~bob/docs"}]}`), base)
+	wantErr(t, err, `repositories[0].path: "~bob/docs"`, "~user")
+}
+
+func TestLoadResolvesAgainstConfigDir(t *testing.T) {
+	dir := t.TempDir()
+	sub := filepath.Join(dir, "etc")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(sub, "knowhub.json")
+	doc := `{"dataDir":"state","repositories":[{"name":"docs","path":"../docs"}]}`
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir()) // the working directory must not matter
+	c, err := Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Repositories[0].Path, filepath.Join(dir, "docs"); got != want {
+		t.Errorf("path = %q, want %q", got, want)
+	}
+	if got, want := c.DataDir, filepath.Join(sub, "state"); got != want {
+		t.Errorf("dataDir = %q, want %q", got, want)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "missing.json"))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: got %v, want ErrNotExist", err)
+	}
+
+	file := filepath.Join(t.TempDir(), "bad.json")
+	doc := `{"repositories":[{"name":"a b","path":""}]}`
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(file)
+	wantErr(t, err, "config "+file+":\n", "  repositories[0].name:", "  repositories[0].path: required")
+	var fe *FieldError
+	if !errors.As(err, &fe) || fe.Field != "repositories[0].name" {
+		t.Errorf("errors.As(*FieldError) = %+v", fe)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want []string
+	}{
+		{"unknown top-level key", `{"dataDri": "x"}`, []string{`unknown field "dataDri"`}},
+		{"unknown repository key", `{"repositories":[{"name":"a","path":"/a"},{"name":"b","path":"/b","prio":1}]}`,
+			[]string{`repositories[1]: unknown field "prio"`}},
+		{"unknown nested key", `{"nats":{"urls":"x"}}`, []string{`nats: unknown field "urls"`}},
+		{"unknown key in token", `{"http":{"tokens":[{"token":"t","scopes":["s"],"scope":"x"}]}}`,
+			[]string{`http.tokens[0]: unknown field "scope"`}},
+		{"wrong case suggests", `{"repositories":[{"Name":"a","path":"/a"}]}`,
+			[]string{`repositories[0]: unknown field "Name" (did you mean "name"?)`}},
+		{"priority as string", `{"repositories":[{"name":"a","path":"/a","priority":"high"}]}`,
+			[]string{`repositories[0].priority: must be an integer`}},
+		{"priority as fraction", `{"repositories":[{"name":"a","path":"/a","priority":1.5}]}`,
+			[]string{`repositories[0].priority: must be an integer`}},
+		{"priority out of range", `{"repositories":[{"name":"a","path":"/a","priority":1e400}]}`,
+			[]string{`repositories[0].priority: must be an integer`}},
+		{"huge integer", `{"chunker":{"chunkMaxTokens":99999999999999999999}}`,
+			[]string{`chunker.chunkMaxTokens: is out of range`}},
+		{"name as number", `{"repositories":[{"name":5,"path":"/a"}]}`, []string{`repositories[0].name: must be a string`}},
+		{"size as string", `{"watcher":{"maxFileBytes":"4MB"}}`, []string{`watcher.maxFileBytes: must be an integer`}},
+		{"repositories not array", `{"repositories":{"name":"a"}}`, []string{`repositories: must be an array`}},
+		{"repository not object", `{"repositories":["docs"]}`, []string{`repositories[0]: must be an object`}},
+		{"extensions element", `{"watcher":{"extensions":[".md",3]}}`, []string{`watcher.extensions[1]: must be a string`}},
+		{"nats not object", `{"nats":"nats://x"}`, []string{`nats: must be an object`}},
+		{"duplicate key", `{"dataDir":"a","dataDir":"b"}`, []string{`dataDir: appears more than once`}},
+		{"not an object", `[1,2]`, []string{`must be a JSON object`}},
+		{"syntax error", "{\n  \"dataDir\": \"x\",\n}", []string{"line 3, column 1:", "invalid character '}'"}},
+		{"empty", ``, []string{"unexpected end of JSON input"}},
+		{"trailing garbage", `{} x`, []string{"invalid character 'x' after top-level value"}},
+		{"all problems at once", `{"nats":{"port":1},"repositories":[{"name":"a","path":"/a","priority":"x","weight":2}]}`,
+			[]string{`nats: unknown field "port"`, `repositories[0].priority: must be an integer`, `repositories[0]: unknown field "weight"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parse(t, tt.doc)
+			wantErr(t, err, tt.want...)
+			if strings.Contains(err.Error(), "json: ") {
+				t.Errorf("raw encoding/json message leaked: %v", err)
+			}
+		})
+	}
+}
+
+// valid returns a configuration that validates, for tests to break.
+func valid() *Config {
+	c := Default()
+	c.Repositories = []Repository{
+		{Name: "docs", Path: "/srv/docs", Priority: 10, Type: "core", Glob: DefaultGlob},
+		{Name: "ext", Path: "/srv/ext", Priority: 100, Type: "extension", Glob: "**/*.md", Exclude: []string{"node_modules/**"}},
+	}
+	c.HTTP.Tokens = []Token{{Name: "agent", Token: "0123456789abcdef", Scopes: []string{"search"}}}
+	c.Redaction.Patterns = []Pattern{{Name: "ikey", Regex: `ikey_[a-z0-9]{8,}`, Keywords: []string{"ikey_"}}}
+	return c
+}
+
+func TestValidate(t *testing.T) {
+	if err := valid().Validate(); err != nil {
+		t.Fatalf("valid() does not validate: %v", err)
+	}
+	tests := []struct {
+		name   string
+		mutate func(c *Config)
+		want   string
+	}{
+		{"dataDir", func(c *Config) { c.DataDir = "" }, "dataDir: required"},
+
+		{"repo name invalid", func(c *Config) { c.Repositories[0].Name = "bad name!" },
+			`repositories[0].name: "bad name!" is not a valid repository name (letters, digits, _ and - only)`},
+		{"repo name dot", func(c *Config) { c.Repositories[0].Name = "a.b" }, `repositories[0].name: "a.b" is not a valid`},
+		{"repo name long", func(c *Config) { c.Repositories[1].Name = strings.Repeat("a", 65) }, "is longer than 64 characters"},
+		{"repo name missing", func(c *Config) { c.Repositories[1].Name = "" }, "repositories[1].name: required"},
+		{"repo name duplicate", func(c *Config) { c.Repositories[1].Name = "docs" },
+			`repositories[1].name: "docs" is also the name of repositories[0]`},
+		{"repo path", func(c *Config) { c.Repositories[1].Path = "" }, "repositories[1].path: required"},
+		{"repo type", func(c *Config) { c.Repositories[0].Type = "primary" }, `repositories[0].type: must be "core" or "extension"`},
+		{"repo type empty", func(c *Config) { c.Repositories[0].Type = "" }, `repositories[0].type: must be "core" or "extension"`},
+		{"repo glob invalid", func(c *Config) { c.Repositories[0].Glob = "**/*.{md" }, `repositories[0].glob: "**/*.{md" is not a valid glob`},
+		{"repo glob empty", func(c *Config) { c.Repositories[0].Glob = "" }, "repositories[0].glob: must not be empty"},
+		{"repo glob absolute", func(c *Config) { c.Repositories[0].Glob = "/docs/**" }, "repositories[0].glob: \"/docs/**\" must be relative"},
+		{"repo exclude invalid", func(c *Config) { c.Repositories[1].Exclude = []string{"ok/**", "[bad"} },
+			`repositories[1].exclude[1]: "[bad" is not a valid glob`},
+
+		{"nats listen empty", func(c *Config) { c.NATS.Listen = "" }, "nats.listen: required"},
+		{"nats listen bad", func(c *Config) { c.NATS.Listen = "localhost" }, `nats.listen: "localhost" is not host:port`},
+		{"nats listen port", func(c *Config) { c.NATS.Listen = "127.0.0.1:99999" }, "nats.listen:"},
+		{"nats url empty", func(c *Config) { c.NATS.URL = "" }, "nats.url: required"},
+		{"nats url scheme", func(c *Config) { c.NATS.URL = "http://x:4222" }, "nats.url: \"http://x:4222\": scheme must be nats, tls, ws or wss"},
+		{"nats url list", func(c *Config) { c.NATS.URL = "nats://a:4222,,nats://b:4222" }, "nats.url: empty server in list"},
+		{"nats auth twice", func(c *Config) { c.NATS.Token = "t"; c.NATS.CredsFile = "/c" },
+			"nats: set only one of credsFile, nkeyFile, token and user (found credsFile, token)"},
+		{"nats password alone", func(c *Config) { c.NATS.Password = "p" }, "nats.password: requires nats.user"},
+		{"nats tls cert without key", func(c *Config) { c.NATS.TLSCert = "/c.pem" }, "nats.tlsCert: requires nats.tlsKey"},
+		{"nats tls key without cert", func(c *Config) { c.NATS.TLSKey = "/k.pem" }, "nats.tlsKey: requires nats.tlsCert"},
+		{"nats maxPayload negative", func(c *Config) { c.NATS.MaxPayload = -1 }, "nats.maxPayload: must be positive"},
+		{"nats maxPayload huge", func(c *Config) { c.NATS.MaxPayload = 100 << 20 }, "nats.maxPayload: must be at most"},
+
+		{"http listen bad", func(c *Config) { c.HTTP.Listen = "7700" }, `http.listen: "7700" is not host:port`},
+		{"http tls cert without key", func(c *Config) { c.HTTP.TLSCert = "/c.pem" }, "http.tlsCert: requires http.tlsKey"},
+		{"http maxBodyBytes negative", func(c *Config) { c.HTTP.MaxBodyBytes = -5 }, "http.maxBodyBytes: must be positive"},
+		{"http token empty", func(c *Config) { c.HTTP.Tokens[0].Token = "" }, "http.tokens[0].token: required"},
+		{"http token space", func(c *Config) { c.HTTP.Tokens[0].Token = "a b" }, "http.tokens[0].token: must not contain spaces"},
+		{"http token duplicate", func(c *Config) { c.HTTP.Tokens = append(c.HTTP.Tokens, c.HTTP.Tokens[0]) },
+			"http.tokens[1].token: same token as http.tokens[0]"},
+		{"http token no scopes", func(c *Config) { c.HTTP.Tokens[0].Scopes = nil }, "http.tokens[0].scopes: must list at least one scope"},
+		{"http token empty scope", func(c *Config) { c.HTTP.Tokens[0].Scopes = []string{"search", ""} }, "http.tokens[0].scopes[1]: must not be empty"},
+
+		{"pattern name", func(c *Config) { c.Redaction.Patterns[0].Name = "" }, "redaction.patterns[0].name: required"},
+		{"pattern name duplicate", func(c *Config) { c.Redaction.Patterns = append(c.Redaction.Patterns, c.Redaction.Patterns[0]) },
+			`redaction.patterns[1].name: "ikey" is also the name of redaction.patterns[0]`},
+		{"pattern regex missing", func(c *Config) { c.Redaction.Patterns[0].Regex = "" }, "redaction.patterns[0].regex: required"},
+		{"pattern regex invalid", func(c *Config) { c.Redaction.Patterns[0].Regex = "(" }, "redaction.patterns[0].regex: error parsing regexp"},
+		{"pattern regex empty match", func(c *Config) { c.Redaction.Patterns[0].Regex = "a*" }, "redaction.patterns[0].regex: matches the empty string"},
+		{"pattern keyword empty", func(c *Config) { c.Redaction.Patterns[0].Keywords = []string{""} }, "redaction.patterns[0].keywords[0]: must not be empty"},
+
+		{"chunk tokens low", func(c *Config) { c.Chunker.ChunkMaxTokens = 49 }, "chunker.chunkMaxTokens: must be between 50 and 8000, not 49"},
+		{"chunk tokens high", func(c *Config) { c.Chunker.ChunkMaxTokens = 8001 }, "chunker.chunkMaxTokens: must be between 50 and 8000"},
+		{"debounce negative", func(c *Config) { c.Watcher.DebounceMS = -1 }, "watcher.debounceMs: must not be negative"},
+		{"max file bytes zero", func(c *Config) { c.Watcher.MaxFileBytes = 0 }, "watcher.maxFileBytes: must be positive"},
+		{"extensions empty", func(c *Config) { c.Watcher.Extensions = nil }, "watcher.extensions: must list at least one extension"},
+		{"extension without dot", func(c *Config) { c.Watcher.Extensions = []string{".md", "mdx"} }, `watcher.extensions[1]: "mdx" is not an extension`},
+		{"default topK zero", func(c *Config) { c.Query.DefaultTopK = 0 }, "query.defaultTopK: must be at least 1"},
+		{"max topK zero", func(c *Config) { c.Query.MaxTopK = 0 }, "query.maxTopK: must be at least 1"},
+		{"default above max", func(c *Config) { c.Query.DefaultTopK = 200 }, "query.defaultTopK: must not exceed query.maxTopK (100)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := valid()
+			tt.mutate(c)
+			err := c.Validate()
+			wantErr(t, err, tt.want)
+			if n := len(err.(interface{ Unwrap() []error }).Unwrap()); n != 1 {
+				t.Errorf("got %d problems, want 1:\n%v", n, err)
+			}
+		})
+	}
+}
+
+func TestValidateReportsEverything(t *testing.T) {
+	c := valid()
+	c.DataDir = ""
+	c.Repositories[0].Name = "bad name!"
+	c.Repositories[1].Path = ""
+	c.Repositories[1].Type = "x"
+	c.Query.MaxTopK = 0
+	err := c.Validate()
+	wantErr(t, err, "dataDir:", "repositories[0].name:", "repositories[1].path:", "repositories[1].type:", "query.maxTopK:")
+	var fields []string
+	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var fe *FieldError
+		if !errors.As(e, &fe) {
+			t.Fatalf("%v is not a *FieldError", e)
+		}
+		fields = append(fields, fe.Field)
+	}
+	want := []string{"dataDir", "repositories[0].name", "repositories[1].path", "repositories[1].type", "query.maxTopK"}
+	if !slices.Equal(fields, want) {
+		t.Errorf("fields = %q, want %q", fields, want)
+	}
+}
+
+// A URL's password never appears in an error.
+func TestValidateRedactsURLCredentials(t *testing.T) {
+	c := Default()
+	c.NATS.URL = "http://alice:s3cret@host:4222"
+	err := c.Validate()
+	wantErr(t, err, "nats.url:", "alice")
+	if strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("error leaks the password: %v", err)
+	}
+}
+
+func TestValidateAcceptsNATSURLForms(t *testing.T) {
+	for _, u := range []string{
+		"nats://127.0.0.1:4222",
+		"tls://nats.example.com:4222",
+		"nats://a:4222, nats://b:4222,nats://c:4222",
+		"ws://localhost:8080",
+		"localhost:4222",
+		"nats://user:pass@localhost",
+	} {
+		c := Default()
+		c.NATS.URL = u
+		if err := c.Validate(); err != nil {
+			t.Errorf("%q: %v", u, err)
+		}
+	}
+}
+
+func TestRepositoryMatches(t *testing.T) {
+	r := Repository{Glob: DefaultGlob, Exclude: []string{"node_modules/**", "drafts/*.md"}}
+	tests := []struct {
+		rel      string
+		matches  bool
+		excluded bool
+	}{
+		{"README.md", true, false},
+		{"guide/intro.mdx", true, false},
+		{"guide/intro.markdown", false, false},
+		{"node_modules", false, true},
+		{"node_modules/pkg/README.md", false, true},
+		{".git", false, true},
+		{".git/HEAD.md", false, true},
+		{"sub/.git/x.md", false, true},
+		{"drafts/a.md", false, true},
+		{"drafts/deep/a.md", true, false},
+	}
+	for _, tt := range tests {
+		if got := r.Matches(tt.rel); got != tt.matches {
+			t.Errorf("Matches(%q) = %v, want %v", tt.rel, got, tt.matches)
+		}
+		if got := r.Excluded(tt.rel); got != tt.excluded {
+			t.Errorf("Excluded(%q) = %v, want %v", tt.rel, got, tt.excluded)
+		}
+	}
+}
+
+func TestCheckPaths(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f.md")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := Default()
+	c.Repositories = []Repository{
+		{Name: "ok", Path: dir},
+		{Name: "missing", Path: filepath.Join(dir, "nope")},
+		{Name: "file", Path: file},
+	}
+	err := c.CheckPaths()
+	wantErr(t, err, "repositories[1].path:", "no such file", "repositories[2].path:", "is not a directory")
+	if strings.Contains(err.Error(), "repositories[0]") {
+		t.Errorf("existing directory reported: %v", err)
+	}
+}
+
+func quote(s string) string { return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"` }

@@ -1,0 +1,256 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+// Validate checks the whole configuration and returns every problem found,
+// joined with errors.Join, each a *FieldError naming its field. It touches
+// no file system: whether paths exist is for CheckPaths and the components
+// that open them.
+func (c *Config) Validate() error {
+	var e errs
+	if c.DataDir == "" {
+		e.add("dataDir", "required")
+	}
+	c.NATS.validate(&e)
+	c.HTTP.validate(&e)
+	validateRepositories(&e, c.Repositories)
+	c.Redaction.validate(&e)
+
+	if n := c.Chunker.ChunkMaxTokens; n < MinChunkMaxTokens || n > MaxChunkMaxTokens {
+		e.add("chunker.chunkMaxTokens", "must be between %d and %d, not %d", MinChunkMaxTokens, MaxChunkMaxTokens, n)
+	}
+
+	if c.Watcher.DebounceMS < 0 {
+		e.add("watcher.debounceMs", "must not be negative")
+	}
+	if c.Watcher.MaxFileBytes <= 0 {
+		e.add("watcher.maxFileBytes", "must be positive")
+	}
+	if len(c.Watcher.Extensions) == 0 {
+		e.add("watcher.extensions", "must list at least one extension")
+	}
+	for i, ext := range c.Watcher.Extensions {
+		if len(ext) < 2 || ext[0] != '.' || strings.ContainsAny(ext, `/\`) {
+			e.add(fmt.Sprintf("watcher.extensions[%d]", i), "%q is not an extension like \".md\"", ext)
+		}
+	}
+
+	if c.Query.DefaultTopK < 1 {
+		e.add("query.defaultTopK", "must be at least 1")
+	}
+	if c.Query.MaxTopK < 1 {
+		e.add("query.maxTopK", "must be at least 1")
+	} else if c.Query.DefaultTopK > c.Query.MaxTopK {
+		e.add("query.defaultTopK", "must not exceed query.maxTopK (%d)", c.Query.MaxTopK)
+	}
+	return e.err()
+}
+
+func (n NATS) validate(e *errs) {
+	if n.Listen == "" {
+		e.add("nats.listen", "required")
+	} else if err := checkHostPort(n.Listen); err != nil {
+		e.add("nats.listen", "%v", err)
+	}
+	if n.URL == "" {
+		e.add("nats.url", "required")
+	} else {
+		for _, u := range strings.Split(n.URL, ",") {
+			if err := checkNATSURL(strings.TrimSpace(u)); err != nil {
+				e.add("nats.url", "%v", err)
+			}
+		}
+	}
+	var auth []string
+	for _, a := range []struct{ name, value string }{
+		{"credsFile", n.CredsFile}, {"nkeyFile", n.NKeyFile}, {"token", n.Token}, {"user", n.User},
+	} {
+		if a.value != "" {
+			auth = append(auth, a.name)
+		}
+	}
+	if len(auth) > 1 {
+		e.add("nats", "set only one of credsFile, nkeyFile, token and user (found %s)", strings.Join(auth, ", "))
+	}
+	if n.Password != "" && n.User == "" {
+		e.add("nats.password", "requires nats.user")
+	}
+	checkPair(e, "nats.tlsCert", n.TLSCert, "nats.tlsKey", n.TLSKey)
+	switch {
+	case n.MaxPayload <= 0:
+		e.add("nats.maxPayload", "must be positive")
+	case n.MaxPayload > MaxNATSPayload:
+		e.add("nats.maxPayload", "must be at most %d (64 MiB)", MaxNATSPayload)
+	}
+}
+
+// checkNATSURL accepts what nats.go accepts in a server list: a URL with a
+// nats, tls, ws or wss scheme, or a bare host:port. A URL may carry
+// credentials, so an error shows it only in redacted form.
+func checkNATSURL(s string) error {
+	if s == "" {
+		return fmt.Errorf("empty server in list")
+	}
+	if !strings.Contains(s, "://") {
+		s = "nats://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("a server is not a valid URL")
+	}
+	switch u.Scheme {
+	case "nats", "tls", "ws", "wss":
+	default:
+		return fmt.Errorf("%q: scheme must be nats, tls, ws or wss", u.Redacted())
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q: missing host", u.Redacted())
+	}
+	if p := u.Port(); p != "" {
+		if _, err := strconv.ParseUint(p, 10, 16); err != nil {
+			return fmt.Errorf("%q: port must be a number from 0 to 65535", u.Redacted())
+		}
+	}
+	return nil
+}
+
+func (h HTTP) validate(e *errs) {
+	if h.Enabled() {
+		if err := checkHostPort(h.Listen); err != nil {
+			e.add("http.listen", "%v (or \"off\" to disable)", err)
+		}
+	}
+	checkPair(e, "http.tlsCert", h.TLSCert, "http.tlsKey", h.TLSKey)
+	if h.MaxBodyBytes <= 0 {
+		e.add("http.maxBodyBytes", "must be positive")
+	}
+	seen := make(map[string]int)
+	for i, t := range h.Tokens {
+		field := fmt.Sprintf("http.tokens[%d]", i)
+		switch {
+		case t.Token == "":
+			e.add(field+".token", "required")
+		case strings.ContainsFunc(t.Token, isSpaceOrControl):
+			e.add(field+".token", "must not contain spaces or control characters")
+		default:
+			if j, dup := seen[t.Token]; dup {
+				// Never echo a token's value.
+				e.add(field+".token", "same token as http.tokens[%d]", j)
+			} else {
+				seen[t.Token] = i
+			}
+		}
+		if len(t.Scopes) == 0 {
+			e.add(field+".scopes", "must list at least one scope")
+		}
+		for j, s := range t.Scopes {
+			if s == "" {
+				e.add(fmt.Sprintf("%s.scopes[%d]", field, j), "must not be empty")
+			}
+		}
+	}
+}
+
+func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
+
+func validateRepositories(e *errs, repos []Repository) {
+	names := make(map[string]int)
+	for i, r := range repos {
+		field := fmt.Sprintf("repositories[%d]", i)
+		switch {
+		case r.Name == "":
+			e.add(field+".name", "required")
+		case len(r.Name) > 64 && contract.ValidRepoName(r.Name[:64]):
+			e.add(field+".name", "%q is longer than 64 characters", r.Name)
+		case !contract.ValidRepoName(r.Name):
+			e.add(field+".name", "%q is not a valid repository name (letters, digits, _ and - only)", r.Name)
+		default:
+			if j, dup := names[r.Name]; dup {
+				e.add(field+".name", "%q is also the name of repositories[%d]", r.Name, j)
+			} else {
+				names[r.Name] = i
+			}
+		}
+		if r.Path == "" {
+			e.add(field+".path", "required")
+		}
+		if r.Type != contract.RepoCore && r.Type != contract.RepoExtension {
+			e.add(field+".type", "must be %q or %q", contract.RepoCore, contract.RepoExtension)
+		}
+		checkGlob(e, field+".glob", r.Glob)
+		for j, g := range r.Exclude {
+			checkGlob(e, fmt.Sprintf("%s.exclude[%d]", field, j), g)
+		}
+	}
+}
+
+// checkGlob accepts a doublestar pattern relative to a repository root.
+func checkGlob(e *errs, field, g string) {
+	switch {
+	case g == "":
+		e.add(field, "must not be empty")
+	case !doublestar.ValidatePattern(g):
+		e.add(field, "%q is not a valid glob", g)
+	case strings.HasPrefix(g, "/"):
+		e.add(field, "%q must be relative to the repository root", g)
+	}
+}
+
+func (r Redaction) validate(e *errs) {
+	names := make(map[string]int)
+	for i, p := range r.Patterns {
+		field := fmt.Sprintf("redaction.patterns[%d]", i)
+		if p.Name == "" {
+			e.add(field+".name", "required")
+		} else if j, dup := names[p.Name]; dup {
+			e.add(field+".name", "%q is also the name of redaction.patterns[%d]", p.Name, j)
+		} else {
+			names[p.Name] = i
+		}
+		if p.Regex == "" {
+			e.add(field+".regex", "required")
+		} else if re, err := regexp.Compile(p.Regex); err != nil {
+			e.add(field+".regex", "%v", err)
+		} else if re.MatchString("") {
+			e.add(field+".regex", "matches the empty string, so it would redact everywhere")
+		}
+		for j, k := range p.Keywords {
+			if k == "" {
+				e.add(fmt.Sprintf("%s.keywords[%d]", field, j), "must not be empty")
+			}
+		}
+	}
+}
+
+// checkPair reports one of two settings that must be set together.
+func checkPair(e *errs, aName, a, bName, b string) {
+	switch {
+	case a != "" && b == "":
+		e.add(aName, "requires %s", bName)
+	case a == "" && b != "":
+		e.add(bName, "requires %s", aName)
+	}
+}
+
+// checkHostPort accepts "host:port" or ":port" with a numeric port.
+func checkHostPort(s string) error {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port", s)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("%q: port must be a number from 0 to 65535", s)
+	}
+	return nil
+}
