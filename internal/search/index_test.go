@@ -1,0 +1,208 @@
+package search
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+func bodyParams() Params {
+	return Params{K1: 1.2, Fields: []Field{{Name: "body", Weight: 1, B: 0.75}}}
+}
+
+func doc(seq uint64, chunks ...map[string]int) *contract.IndexDoc {
+	d := &contract.IndexDoc{Collection: "docs", Repo: "r", Path: "p.md", SourceSeq: seq}
+	for i, tf := range chunks {
+		d.Chunks = append(d.Chunks, contract.IndexChunk{ID: fmt.Sprint("c", i), Ord: i, Terms: map[string]map[string]int{"body": tf}})
+	}
+	return d
+}
+
+func mustNew(t testing.TB, p Params) *Index {
+	t.Helper()
+	ix, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ix
+}
+
+func search(ix *Index, limit int, terms ...string) []Hit {
+	q := Query{Limit: limit}
+	for i, t := range terms {
+		q.Terms = append(q.Terms, Term{Text: t, Weight: 1, Group: i})
+	}
+	hits, _ := ix.Search(q)
+	return hits
+}
+
+// bm25 is the textbook formula the index must reproduce for one field.
+func bm25(tf, dl, avgdl, n, df float64) float64 {
+	idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+	norm := tf / (1 - 0.75 + 0.75*dl/avgdl)
+	return idf * norm * 2.2 / (1.2 + norm)
+}
+
+func TestBM25MatchesFormula(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	ix.Put("a", doc(1, map[string]int{"nats": 3, "stream": 1}))         // len 4
+	ix.Put("b", doc(2, map[string]int{"nats": 1, "kv": 5}))             // len 6
+	ix.Put("c", doc(3, map[string]int{"kv": 1, "bucket": 1, "ttl": 1})) // len 3
+	avg := (4.0 + 6 + 3) / 3
+	hits := search(ix, 10, "nats")
+	if len(hits) != 2 {
+		t.Fatalf("got %d hits, want 2", len(hits))
+	}
+	want := map[string]float64{"a": bm25(3, 4, avg, 3, 2), "b": bm25(1, 6, avg, 3, 2)}
+	for _, h := range hits {
+		if got := h.Score; math.Abs(got-want[h.Entry.Source.Key]) > 1e-9 {
+			t.Errorf("score of %s = %v, want %v", h.Entry.Source.Key, got, want[h.Entry.Source.Key])
+		}
+	}
+	if hits[0].Entry.Source.Key != "a" {
+		t.Errorf("first hit %s, want a", hits[0].Entry.Source.Key)
+	}
+	// Two terms add up.
+	hits = search(ix, 10, "nats", "kv")
+	b := bm25(1, 6, avg, 3, 2) + bm25(5, 6, avg, 3, 2)
+	if hits[0].Entry.Source.Key != "b" || math.Abs(hits[0].Score-b) > 1e-9 {
+		t.Errorf("top hit %s %.6f, want b %.6f", hits[0].Entry.Source.Key, hits[0].Score, b)
+	}
+}
+
+func TestSingleDocAndUbiquitousTermStillMatch(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	ix.Put("only", doc(1, map[string]int{"gateway": 1}))
+	if hits := search(ix, 5, "gateway"); len(hits) != 1 || hits[0].Score <= 0 {
+		t.Fatalf("single document: hits %+v, want one with a positive score", hits)
+	}
+	ix.Put("two", doc(2, map[string]int{"gateway": 2}))
+	hits := search(ix, 5, "gateway")
+	if len(hits) != 2 || hits[1].Score <= 0 {
+		t.Fatalf("term in every document: hits %+v, want two with positive scores", hits)
+	}
+}
+
+func TestPutReplacesAndRemoveDeletes(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	ix.Put("f", doc(1, map[string]int{"old": 1}, map[string]int{"shared": 1}))
+	ix.Put("f", doc(2, map[string]int{"new": 1}))
+	if hits := search(ix, 5, "old"); len(hits) != 0 {
+		t.Errorf("old text still found after replace: %+v", hits)
+	}
+	if hits := search(ix, 5, "shared"); len(hits) != 0 {
+		t.Errorf("ghost chunk after replace: %+v", hits)
+	}
+	if hits := search(ix, 5, "new"); len(hits) != 1 {
+		t.Errorf("new text: %d hits, want 1", len(hits))
+	}
+	st := ix.Stats()
+	if st.Sources != 1 || st.Chunks != 1 || st.Applied != 2 {
+		t.Errorf("stats %+v, want 1 source, 1 chunk, applied 2", st)
+	}
+	ix.Put("f", &contract.IndexDoc{SourceSeq: 3, Deleted: true})
+	if hits := search(ix, 5, "new"); len(hits) != 0 {
+		t.Errorf("deleted source still found: %+v", hits)
+	}
+	if st := ix.Stats(); st.Sources != 0 || st.Chunks != 0 || st.Terms != 0 {
+		t.Errorf("stats after delete %+v, want empty", st)
+	}
+}
+
+func TestStatisticsAreLive(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	ix.Put("a", doc(1, map[string]int{"rare": 1, "x": 1}))
+	before := search(ix, 1, "rare")[0].Score
+	for i := range 20 {
+		ix.Put(fmt.Sprint("filler", i), doc(uint64(i+2), map[string]int{"x": 1, "y": 1}))
+	}
+	after := search(ix, 1, "rare")[0].Score
+	if after <= before {
+		t.Errorf("idf of a rare term did not grow with the collection: %v then %v", before, after)
+	}
+	for i := range 20 {
+		ix.Remove(fmt.Sprint("filler", i))
+	}
+	if again := search(ix, 1, "rare")[0].Score; math.Abs(again-before) > 1e-9 {
+		t.Errorf("score after removing fillers %v, want %v", again, before)
+	}
+}
+
+func TestFilterAppliesBeforeLimit(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	for i := range 10 {
+		d := doc(uint64(i+1), map[string]int{"term": 10 - i})
+		d.Repo = "big"
+		if i == 9 {
+			d.Repo = "small"
+		}
+		ix.Put(fmt.Sprint("k", i), d)
+	}
+	hits, total := ix.Search(Query{Terms: []Term{{Text: "term", Weight: 1}}, Limit: 3,
+		Filter: func(e *Entry) bool { return e.Source.Repo == "small" }})
+	if len(hits) != 1 || hits[0].Entry.Source.Repo != "small" || total != 1 {
+		t.Fatalf("filtered search got %d hits (total %d), want the one from repo small", len(hits), total)
+	}
+}
+
+func TestTopKIsSortedAndDeterministic(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	for i := range 200 {
+		ix.Put(fmt.Sprintf("k%03d", i), doc(uint64(i+1), map[string]int{"t": 1 + i%7, "pad": i % 5}))
+	}
+	hits := search(ix, 25, "t")
+	if len(hits) != 25 {
+		t.Fatalf("got %d hits, want 25", len(hits))
+	}
+	for i := 1; i < len(hits); i++ {
+		if hits[i].Score > hits[i-1].Score {
+			t.Fatalf("scores increase at %d: %v > %v", i, hits[i].Score, hits[i-1].Score)
+		}
+	}
+	again := search(ix, 25, "t")
+	for i := range hits {
+		if hits[i].Entry != again[i].Entry {
+			t.Fatalf("second search differs at %d", i)
+		}
+	}
+	// The limit keeps the true best: compare with a full ranking.
+	all := search(ix, 1000, "t")
+	for i := range hits {
+		if hits[i].Entry != all[i].Entry {
+			t.Fatalf("top-25 differs from full ranking at %d", i)
+		}
+	}
+}
+
+func TestGroupedTermsCountBestVariantOnce(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	ix.Put("a", doc(1, map[string]int{"search": 1, "serch": 1}))
+	exact := search(ix, 1, "search")[0].Score
+	hits, _ := ix.Search(Query{Limit: 1, Terms: []Term{
+		{Text: "search", Weight: 1, Group: 0},
+		{Text: "serch", Weight: 0.5, Group: 0},
+	}})
+	if math.Abs(hits[0].Score-exact) > 1e-9 {
+		t.Errorf("grouped variants scored %v, want only the best variant %v", hits[0].Score, exact)
+	}
+}
+
+func TestCompactionKeepsResults(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	for round := range 5 {
+		for i := range 600 {
+			ix.Put(fmt.Sprint("k", i), doc(uint64(round*1000+i), map[string]int{fmt.Sprint("w", round): 1, "common": 1 + i%3}))
+		}
+	}
+	if n := len(ix.entries); n > 2*600 {
+		t.Errorf("entries grew to %d after churn; compaction should keep them near 600", n)
+	}
+	if hits := search(ix, 1000, "w4"); len(hits) != 600 {
+		t.Errorf("latest round: %d hits, want 600", len(hits))
+	}
+	if hits := search(ix, 1000, "w0"); len(hits) != 0 {
+		t.Errorf("first round still found: %d hits", len(hits))
+	}
+}
