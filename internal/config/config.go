@@ -21,8 +21,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
-
 	"github.com/knowhub/knowhub/internal/contract"
 )
 
@@ -56,13 +54,6 @@ const (
 
 // HTTPOff as HTTP.Listen (like the empty string) disables the HTTP API.
 const HTTPOff = "off"
-
-// DefaultExtensions are the file extensions the watcher reads by default.
-func DefaultExtensions() []string { return []string{".md", ".mdx"} }
-
-// AlwaysExcluded are exclude globs applied to every repository on top of
-// its own Exclude list.
-var AlwaysExcluded = []string{"**/.git/**"}
 
 // Config is the whole configuration file.
 type Config struct {
@@ -163,7 +154,7 @@ type Repository struct {
 	// Glob selects files, relative to Path, in doublestar syntax.
 	Glob string `json:"glob"`
 	// Exclude lists doublestar globs of files and directories to skip,
-	// on top of AlwaysExcluded.
+	// besides .git and node_modules, which the watcher always skips.
 	Exclude []string `json:"exclude"`
 }
 
@@ -177,27 +168,6 @@ func (r *Repository) applyDefaults() {
 // Meta is what the repository contributes to conflict resolution.
 func (r Repository) Meta() contract.RepoMeta {
 	return contract.RepoMeta{Priority: r.Priority, Type: r.Type}
-}
-
-// Excluded reports whether rel, a slash-separated path relative to the
-// repository root, is excluded. A directory whose name matches "dir/**" is
-// excluded too, so a walker can skip it whole.
-func (r Repository) Excluded(rel string) bool {
-	for _, lists := range [][]string{AlwaysExcluded, r.Exclude} {
-		for _, p := range lists {
-			if doublestar.MatchUnvalidated(p, rel) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// Matches reports whether rel, a slash-separated path relative to the
-// repository root, matches Glob and is not excluded. The watcher also
-// applies Watcher.Extensions.
-func (r Repository) Matches(rel string) bool {
-	return doublestar.MatchUnvalidated(r.Glob, rel) && !r.Excluded(rel)
 }
 
 // Redaction adds rules to the redactor's built-in ones.
@@ -226,8 +196,6 @@ type Watcher struct {
 	DebounceMS int `json:"debounceMs"`
 	// MaxFileBytes is the largest file read; a larger one is rejected.
 	MaxFileBytes int64 `json:"maxFileBytes"`
-	// Extensions are the file extensions read, with their dot.
-	Extensions []string `json:"extensions"`
 }
 
 // Debounce is DebounceMS as a duration.
@@ -259,7 +227,6 @@ func Default() *Config {
 		Watcher: Watcher{
 			DebounceMS:   DefaultDebounceMS,
 			MaxFileBytes: DefaultMaxFileBytes,
-			Extensions:   DefaultExtensions(),
 		},
 		Query: Query{DefaultTopK: DefaultTopK, MaxTopK: DefaultMaxTopK},
 	}

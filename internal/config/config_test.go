@@ -49,7 +49,6 @@ func TestDefaults(t *testing.T) {
 		{"chunker.chunkMaxTokens", c.Chunker.ChunkMaxTokens, 800},
 		{"watcher.debounceMs", c.Watcher.DebounceMS, 150},
 		{"watcher.maxFileBytes", c.Watcher.MaxFileBytes, int64(4 << 20)},
-		{"watcher.extensions", c.Watcher.Extensions, []string{".md", ".mdx"}},
 		{"query.defaultTopK", c.Query.DefaultTopK, 10},
 		{"query.maxTopK", c.Query.MaxTopK, 100},
 		{"repositories", len(c.Repositories), 0},
@@ -259,7 +258,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"size as string", `{"watcher":{"maxFileBytes":"4MB"}}`, []string{`watcher.maxFileBytes: must be an integer`}},
 		{"repositories not array", `{"repositories":{"name":"a"}}`, []string{`repositories: must be an array`}},
 		{"repository not object", `{"repositories":["docs"]}`, []string{`repositories[0]: must be an object`}},
-		{"extensions element", `{"watcher":{"extensions":[".md",3]}}`, []string{`watcher.extensions[1]: must be a string`}},
+		{"exclude element", `{"repositories":[{"name":"a","path":"/x","exclude":["a/**",3]}]}`, []string{`repositories[0].exclude[1]: must be a string`}},
 		{"nats not object", `{"nats":"nats://x"}`, []string{`nats: must be an object`}},
 		{"duplicate key", `{"dataDir":"a","dataDir":"b"}`, []string{`dataDir: appears more than once`}},
 		{"not an object", `[1,2]`, []string{`must be a JSON object`}},
@@ -355,8 +354,6 @@ func TestValidate(t *testing.T) {
 		{"chunk tokens high", func(c *Config) { c.Chunker.ChunkMaxTokens = 8001 }, "chunker.chunkMaxTokens: must be between 50 and 8000"},
 		{"debounce negative", func(c *Config) { c.Watcher.DebounceMS = -1 }, "watcher.debounceMs: must not be negative"},
 		{"max file bytes zero", func(c *Config) { c.Watcher.MaxFileBytes = 0 }, "watcher.maxFileBytes: must be positive"},
-		{"extensions empty", func(c *Config) { c.Watcher.Extensions = nil }, "watcher.extensions: must list at least one extension"},
-		{"extension without dot", func(c *Config) { c.Watcher.Extensions = []string{".md", "mdx"} }, `watcher.extensions[1]: "mdx" is not an extension`},
 		{"default topK zero", func(c *Config) { c.Query.DefaultTopK = 0 }, "query.defaultTopK: must be at least 1"},
 		{"max topK zero", func(c *Config) { c.Query.MaxTopK = 0 }, "query.maxTopK: must be at least 1"},
 		{"default above max", func(c *Config) { c.Query.DefaultTopK = 200 }, "query.defaultTopK: must not exceed query.maxTopK (100)"},
@@ -421,34 +418,6 @@ func TestValidateAcceptsNATSURLForms(t *testing.T) {
 		c.NATS.URL = u
 		if err := c.Validate(); err != nil {
 			t.Errorf("%q: %v", u, err)
-		}
-	}
-}
-
-func TestRepositoryMatches(t *testing.T) {
-	r := Repository{Glob: DefaultGlob, Exclude: []string{"node_modules/**", "drafts/*.md"}}
-	tests := []struct {
-		rel      string
-		matches  bool
-		excluded bool
-	}{
-		{"README.md", true, false},
-		{"guide/intro.mdx", true, false},
-		{"guide/intro.markdown", false, false},
-		{"node_modules", false, true},
-		{"node_modules/pkg/README.md", false, true},
-		{".git", false, true},
-		{".git/HEAD.md", false, true},
-		{"sub/.git/x.md", false, true},
-		{"drafts/a.md", false, true},
-		{"drafts/deep/a.md", true, false},
-	}
-	for _, tt := range tests {
-		if got := r.Matches(tt.rel); got != tt.matches {
-			t.Errorf("Matches(%q) = %v, want %v", tt.rel, got, tt.matches)
-		}
-		if got := r.Excluded(tt.rel); got != tt.excluded {
-			t.Errorf("Excluded(%q) = %v, want %v", tt.rel, got, tt.excluded)
 		}
 	}
 }

@@ -37,14 +37,6 @@ func (c *Config) Validate() error {
 	if c.Watcher.MaxFileBytes <= 0 {
 		e.add("watcher.maxFileBytes", "must be positive")
 	}
-	if len(c.Watcher.Extensions) == 0 {
-		e.add("watcher.extensions", "must list at least one extension")
-	}
-	for i, ext := range c.Watcher.Extensions {
-		if len(ext) < 2 || ext[0] != '.' || strings.ContainsAny(ext, `/\`) {
-			e.add(fmt.Sprintf("watcher.extensions[%d]", i), "%q is not an extension like \".md\"", ext)
-		}
-	}
 
 	if c.Query.DefaultTopK < 1 {
 		e.add("query.defaultTopK", "must be at least 1")
