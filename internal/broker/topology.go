@@ -31,7 +31,7 @@ func streamConfigs() []jetstream.StreamConfig {
 		{
 			Name:              contract.StreamTools,
 			Description:       "tool catalog, last value per tool",
-			Subjects:          []string{contract.SubjectTools + ".>"},
+			Subjects:          []string{contract.SubjectToolsEvents + ".>"},
 			MaxMsgsPerSubject: 1,
 			Storage:           jetstream.FileStorage,
 		},

@@ -14,6 +14,8 @@ type SearchRequest struct {
 	// MinSeq, when set, waits (bounded) until the replica has applied index
 	// updates from at least this source sequence.
 	MinSeq uint64 `json:"min_seq,omitempty"`
+	// NoSnippet skips building snippets (for callers that only rank).
+	NoSnippet bool `json:"no_snippet,omitempty"`
 }
 
 // SearchHit is one ranked section.

@@ -36,7 +36,7 @@ const (
 const (
 	SubjectFiles       = "kh.files"       // kh.files.<repo>.<fileKey>
 	SubjectChunks      = "kh.chunks"      // kh.chunks.<repo>.<fileKey>
-	SubjectTools       = "kh.tools"       // kh.tools.<instance>.<toolKey>
+	SubjectTools       = "kh.tools"       // kh.tools.t.<toolKey> (see SubjectToolsEvents)
 	SubjectKnowledge   = "kh.kb"          // kh.kb.<id>
 	SubjectTranscripts = "kh.transcripts" // kh.transcripts.<agent>
 	SubjectDLQ         = "kh.dlq"         // kh.dlq.<stage>
@@ -182,6 +182,7 @@ const (
 	FieldName        = "name"
 	FieldKeywords    = "keywords"
 	FieldDescription = "description"
+	FieldGrams       = "grams" // character n-grams of the tool fields
 	FieldTask        = "task"
 	FieldContent     = "content"
 )
@@ -211,6 +212,8 @@ type IndexDoc struct {
 	Meta       RepoMeta     `json:"meta"`
 	Deleted    bool         `json:"deleted,omitempty"`
 	Chunks     []IndexChunk `json:"chunks,omitempty"`
+	// Tool is the descriptor of a tools-collection document.
+	Tool *Tool `json:"tool,omitempty"`
 }
 
 // Path normalisation shared by the watcher and conflict resolution.

@@ -206,3 +206,42 @@ func TestCompactionKeepsResults(t *testing.T) {
 		t.Errorf("first round still found: %d hits", len(hits))
 	}
 }
+
+func TestFuzzy(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	ix.Put("a", doc(1, map[string]int{"grep": 1, "group": 1, "green": 1, "configuration": 1}))
+	ix.Put("b", doc(2, map[string]int{"grep": 1, "rgrep": 1}))
+	names := func(es []Expansion) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, fmt.Sprintf("%s/%d", e.Term, e.Edits))
+		}
+		return out
+	}
+	tests := []struct {
+		term  string
+		edits int
+		want  string
+	}{
+		{"grpe", 1, "[grep/1]"},                  // transposition
+		{"gerp", 1, "[grep/1]"},                  // transposition
+		{"grp", 1, "[grep/1]"},                   // insertion
+		{"grep", 1, "[]"},                        // the term itself is not an expansion
+		{"configuraton", 2, "[configuration/1]"}, // deletion
+		{"konfiguration", 2, "[]"},               // first rune must match
+		{"gren", 1, "[grep/1 green/1]"},          // equal edits: most frequent first
+		{"xyz", 2, "[]"},
+	}
+	for _, tc := range tests {
+		if got := fmt.Sprint(names(ix.Fuzzy(tc.term, tc.edits, 5))); got != tc.want {
+			t.Errorf("Fuzzy(%q, %d) = %s, want %s", tc.term, tc.edits, got, tc.want)
+		}
+	}
+	// Removing and re-adding a term does not duplicate it.
+	ix.Remove("a")
+	ix.Remove("b")
+	ix.Put("c", doc(3, map[string]int{"grep": 1}))
+	if got := fmt.Sprint(names(ix.Fuzzy("grpe", 1, 5))); got != "[grep/1]" {
+		t.Errorf("after churn Fuzzy(grpe) = %s", got)
+	}
+}

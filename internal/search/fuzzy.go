@@ -1,0 +1,161 @@
+package search
+
+import (
+	"sort"
+	"unicode/utf8"
+)
+
+// Expansion is a vocabulary term close to a query term.
+type Expansion struct {
+	Term  string
+	Edits int
+	DF    int
+}
+
+// Fuzzy returns up to limit vocabulary terms within maxEdits edits
+// (insertions, deletions, substitutions and adjacent transpositions) of
+// term, sharing its first rune, most frequent first. The term itself is not
+// returned.
+func (ix *Index) Fuzzy(term string, maxEdits, limit int) []Expansion {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	first, _ := utf8.DecodeRuneInString(term)
+	qr := []rune(term)
+	var out []Expansion
+	var buf distBuf
+	seen := map[string]bool{}
+	for l := len(term) - 2*maxEdits; l <= len(term)+2*maxEdits; l++ {
+		if l <= 0 || l >= len(ix.vocab) {
+			continue
+		}
+		for _, cand := range ix.vocab[l] {
+			if cand == term || seen[cand] {
+				continue
+			}
+			if r, _ := utf8.DecodeRuneInString(cand); r != first {
+				continue
+			}
+			pl := ix.terms[cand]
+			if pl == nil || pl.df == 0 {
+				continue
+			}
+			if d := buf.distance(qr, cand, maxEdits); d <= maxEdits {
+				seen[cand] = true
+				out = append(out, Expansion{Term: cand, Edits: d, DF: pl.df})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Edits != out[j].Edits {
+			return out[i].Edits < out[j].Edits
+		}
+		if out[i].DF != out[j].DF {
+			return out[i].DF > out[j].DF
+		}
+		return out[i].Term < out[j].Term
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// DF returns the number of live entries holding term.
+func (ix *Index) DF(term string) int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if pl := ix.terms[term]; pl != nil {
+		return pl.df
+	}
+	return 0
+}
+
+type distBuf struct {
+	b          []rune
+	prev2, row []int
+	prev       []int
+}
+
+// distance is the optimal string alignment distance between a and b,
+// or max+1 as soon as it must exceed max.
+func (d *distBuf) distance(a []rune, bs string, max int) int {
+	d.b = d.b[:0]
+	for _, r := range bs {
+		d.b = append(d.b, r)
+	}
+	b := d.b
+	if abs(len(a)-len(b)) > max {
+		return max + 1
+	}
+	n := len(b) + 1
+	if cap(d.row) < n {
+		d.prev2, d.prev, d.row = make([]int, n), make([]int, n), make([]int, n)
+	}
+	prev2, prev, row := d.prev2[:n], d.prev[:n], d.row[:n]
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		row[0] = i
+		best := row[0]
+		for j := 1; j < n; j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			v := min(prev[j]+1, row[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				v = min(v, prev2[j-2]+1)
+			}
+			row[j] = v
+			best = min(best, v)
+		}
+		if best > max {
+			return max + 1
+		}
+		prev2, prev, row = prev, row, prev2
+	}
+	return prev[n-1]
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// Completions returns up to limit vocabulary terms that extend prefix
+// (longer terms starting with it), most frequent first.
+func (ix *Index) Completions(prefix string, limit int) []Expansion {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var out []Expansion
+	seen := map[string]bool{}
+	for l := len(prefix) + 1; l < len(ix.vocab) && l <= len(prefix)+maxCompletionExtra; l++ {
+		for _, cand := range ix.vocab[l] {
+			if seen[cand] || len(cand) <= len(prefix) || cand[:len(prefix)] != prefix {
+				continue
+			}
+			pl := ix.terms[cand]
+			if pl == nil || pl.df == 0 {
+				continue
+			}
+			seen[cand] = true
+			out = append(out, Expansion{Term: cand, DF: pl.df})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].DF != out[j].DF {
+			return out[i].DF > out[j].DF
+		}
+		return out[i].Term < out[j].Term
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
+}
+
+// maxCompletionExtra bounds how much longer a completion may be.
+const maxCompletionExtra = 5
