@@ -3,6 +3,11 @@
 // transport stays swappable: a stage registers a Handler for a durable
 // consumer and gets retries with backoff for transient errors, a poison
 // queue to KH_DLQ carrying the reason, panic recovery and correlation ids.
+//
+// The router's subscriber is our own (subscriber.go) rather than
+// watermill-nats' JetStream one, which can send on a closed channel when a
+// subscription stops while messages are in flight, and drains the
+// connection it was given on Close.
 package bus
 
 import (
@@ -15,7 +20,6 @@ import (
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill"
-	wmjs "github.com/ThreeDotsLabs/watermill-nats/v2/pkg/jetstream"
 	"github.com/ThreeDotsLabs/watermill/message"
 	"github.com/ThreeDotsLabs/watermill/message/router/middleware"
 	"github.com/nats-io/nats.go"
@@ -116,33 +120,7 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 8
 	}
-	sub, err := wmjs.NewSubscriber(wmjs.SubscriberConfig{
-		Conn:           b.nc,
-		Logger:         slogAdapter{b.log.With("component", "bus", "stage", c.Stage)},
-		AckWaitTimeout: c.AckWait,
-		ResourceInitializer: func(ctx context.Context, js jetstream.JetStream, topic string) (jetstream.Consumer, func(context.Context, watermill.LoggerAdapter), error) {
-			cons, err := js.CreateOrUpdateConsumer(ctx, c.Stream, jetstream.ConsumerConfig{
-				Durable:       c.Durable,
-				FilterSubject: c.Filter,
-				AckPolicy:     jetstream.AckExplicitPolicy,
-				AckWait:       c.AckWait,
-				MaxAckPending: 256,
-				DeliverPolicy: jetstream.DeliverAllPolicy,
-			})
-			if err != nil {
-				return nil, nil, fmt.Errorf("consumer %s on %s: %w", c.Durable, c.Stream, err)
-			}
-			return cons, nil, nil
-		},
-		ConsumeOptions: []jetstream.PullConsumeOpt{jetstream.PullMaxMessages(32)},
-		// At-least-once holds without waiting for the ack's confirmation:
-		// a lost ack means a redelivery, which handlers tolerate.
-		AckAsync:    true,
-		Unmarshaler: unmarshaler{},
-	})
-	if err != nil {
-		return fmt.Errorf("subscriber for %s: %w", c.Stage, err)
-	}
+	sub := &subscriber{js: b.js, consumer: c, nakDelay: time.Second}
 	retry := middleware.Retry{
 		MaxRetries:      c.MaxRetries,
 		InitialInterval: 50 * time.Millisecond,
@@ -167,7 +145,7 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 	// Each handler is one concurrent pull subscription on the shared
 	// durable consumer.
 	for i := range c.Concurrency {
-		handler := b.router.AddConsumerHandler(fmt.Sprintf("%s-%d", c.Stage, i), c.Filter, noClose{sub}, fn)
+		handler := b.router.AddConsumerHandler(fmt.Sprintf("%s-%d", c.Stage, i), c.Filter, sub, fn)
 		// Poison wraps retry: only a message that still fails after its
 		// retries (or fails permanently) reaches the dead-letter stream.
 		handler.AddMiddleware(poison, retry.Middleware)
@@ -186,11 +164,6 @@ func (b *Bus) Running() chan struct{} { return b.router.Running() }
 
 // Close stops the router.
 func (b *Bus) Close() error { return b.router.Close() }
-
-// noClose keeps watermill from draining the shared connection.
-type noClose struct{ message.Subscriber }
-
-func (noClose) Close() error { return nil }
 
 // Publisher publishes watermill messages to JetStream, mapping metadata to
 // headers. It serves the poison queue.
@@ -245,9 +218,9 @@ const (
 	mdDelivered = "kh_delivered"
 )
 
-type unmarshaler struct{}
-
-func (unmarshaler) Unmarshal(msg jetstream.Msg) (*message.Message, error) {
+// toWatermill turns a JetStream message into a watermill one: headers
+// become metadata, plus the subject, stream sequence and delivery count.
+func toWatermill(msg jetstream.Msg) *message.Message {
 	wm := message.NewMessage(watermill.NewUUID(), msg.Data())
 	for k, v := range msg.Headers() {
 		if len(v) > 0 {
@@ -264,7 +237,7 @@ func (unmarshaler) Unmarshal(msg jetstream.Msg) (*message.Message, error) {
 	} else {
 		middleware.SetCorrelationID(watermill.NewShortUUID(), wm)
 	}
-	return wm, nil
+	return wm
 }
 
 func fromWatermill(wm *message.Message) *Message {

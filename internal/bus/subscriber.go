@@ -1,0 +1,83 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ThreeDotsLabs/watermill/message"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// subscriber is a watermill message.Subscriber over one durable JetStream
+// pull consumer. Each Subscribe call runs one goroutine that fetches a
+// message, hands it to the router and waits for its ack or nack before the
+// next, and that goroutine alone closes the output channel, so no message
+// is ever sent on a closed channel during shutdown.
+type subscriber struct {
+	js       jetstream.JetStream
+	consumer Consumer
+	nakDelay time.Duration
+}
+
+// Subscribe implements message.Subscriber; topic is the consumer's filter.
+func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
+	c := s.consumer
+	cons, err := s.js.CreateOrUpdateConsumer(ctx, c.Stream, jetstream.ConsumerConfig{
+		Durable:       c.Durable,
+		FilterSubject: topic,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       c.AckWait,
+		MaxAckPending: 256,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s on %s: %w", c.Durable, c.Stream, err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(8))
+	if err != nil {
+		return nil, fmt.Errorf("consume %s: %w", c.Durable, err)
+	}
+	out := make(chan *message.Message)
+	go func() {
+		<-ctx.Done()
+		it.Stop()
+	}()
+	go func() {
+		defer close(out)
+		for {
+			msg, err := it.Next()
+			if err != nil {
+				if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
+					return
+				}
+				continue // transient: the iterator keeps pulling
+			}
+			wm := toWatermill(msg)
+			mctx, cancel := context.WithCancel(ctx)
+			wm.SetContext(mctx)
+			select {
+			case out <- wm:
+			case <-ctx.Done():
+				cancel()
+				_ = msg.Nak()
+				return
+			}
+			select {
+			case <-wm.Acked():
+				_ = msg.Ack()
+			case <-wm.Nacked():
+				_ = msg.NakWithDelay(s.nakDelay)
+			case <-ctx.Done():
+				// Unacked: JetStream redelivers after AckWait.
+			}
+			cancel()
+		}
+	}()
+	return out, nil
+}
+
+// Close implements message.Subscriber; subscriptions end with their
+// context, and the connection belongs to the caller.
+func (s *subscriber) Close() error { return nil }
