@@ -1,0 +1,146 @@
+package chunker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knowhub/knowhub/internal/bus"
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+// Stage is the chunker's name in logs, consumer names and the DLQ subject.
+const Stage = "chunker"
+
+// Config configures the chunker worker.
+type Config struct {
+	MaxTokens int
+	AckWait   time.Duration
+}
+
+// Redactor removes secrets from text. Producers of KH_FILES are not
+// trusted, so the chunker redacts again before anything is published.
+type Redactor interface {
+	String(s string) string
+}
+
+// Deps are the worker's collaborators.
+type Deps struct {
+	Bus      *bus.Bus
+	Redactor Redactor
+	Logger   *slog.Logger
+}
+
+// Worker consumes KH_FILES and publishes one chunk set per file version to
+// KH_CHUNKS.
+type Worker struct {
+	cfg Config
+	js  jetstream.JetStream
+	red Redactor
+	log *slog.Logger
+}
+
+// New registers the chunker's consumer on deps.Bus; the bus's Run drives it.
+func New(cfg Config, deps Deps) (*Worker, error) {
+	if deps.Redactor == nil {
+		return nil, fmt.Errorf("chunker needs a redactor")
+	}
+	w := &Worker{cfg: cfg, js: deps.Bus.JetStream(), red: deps.Redactor, log: deps.Logger.With("component", Stage)}
+	err := deps.Bus.Handle(bus.Consumer{
+		Stage:   Stage,
+		Stream:  contract.StreamFiles,
+		Durable: Stage,
+		Filter:  contract.SubjectFiles + ".>",
+		AckWait: cfg.AckWait,
+	}, w.handle)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// ChunkFile turns one file event into its chunk set: the pure part of the
+// handler.
+func ChunkFile(ev *contract.FileEvent, seq uint64, red Redactor, opts Options) (*contract.ChunkSet, error) {
+	cs := &contract.ChunkSet{
+		Schema:  contract.SchemaVersion,
+		Repo:    ev.Repo,
+		Path:    ev.Path,
+		SHA256:  ev.SHA256,
+		FileSeq: seq,
+		Meta:    ev.Meta,
+		Deleted: ev.Deleted,
+	}
+	if ev.Deleted {
+		return cs, nil
+	}
+	if !utf8.ValidString(ev.Content) {
+		return nil, fmt.Errorf("chunk %s/%s: content is not valid UTF-8", ev.Repo, ev.Path)
+	}
+	chunks, err := Split(ev.Path, []byte(red.String(ev.Content)), opts)
+	if err != nil {
+		return nil, err
+	}
+	cs.Chunks = chunks
+	return cs, nil
+}
+
+func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
+	// JSON decoding would quietly turn invalid bytes into U+FFFD.
+	if !utf8.Valid(m.Data) {
+		return bus.Permanent(fmt.Errorf("file event on %s is not valid UTF-8", m.Subject))
+	}
+	var ev contract.FileEvent
+	if err := json.Unmarshal(m.Data, &ev); err != nil {
+		return bus.Permanent(fmt.Errorf("decode file event: %w", err))
+	}
+	if ev.Schema > contract.SchemaVersion {
+		return bus.Permanent(fmt.Errorf("file event schema %d is newer than %d", ev.Schema, contract.SchemaVersion))
+	}
+	if !contract.ValidRepoName(ev.Repo) || ev.Path == "" {
+		return bus.Permanent(fmt.Errorf("file event has invalid repo %q or empty path", ev.Repo))
+	}
+	if want := contract.FileSubject(ev.Repo, ev.Path); want != m.Subject {
+		return bus.Permanent(fmt.Errorf("file event for %s/%s arrived on %s, want %s", ev.Repo, ev.Path, m.Subject, want))
+	}
+	cs, err := ChunkFile(&ev, m.Seq, w.red, Options{MaxTokens: w.cfg.MaxTokens})
+	if err != nil {
+		return bus.Permanent(err)
+	}
+	data, err := json.Marshal(cs)
+	if err != nil {
+		return bus.Permanent(fmt.Errorf("encode chunk set: %w", err))
+	}
+	msg := &nats.Msg{
+		Subject: contract.ChunkSubject(ev.Repo, ev.Path),
+		Data:    data,
+		Header: nats.Header{
+			contract.HeaderCorrelation: {m.CorrelationID},
+			contract.HeaderSourceSeq:   {strconv.FormatUint(m.Seq, 10)},
+			contract.HeaderSchema:      {strconv.Itoa(contract.SchemaVersion)},
+			contract.HeaderOp:          {op(ev.Deleted)},
+			// A redelivered file event yields the same message id, so
+			// JetStream drops the duplicate within its window.
+			nats.MsgIdHdr: {m.Subject + ":" + strconv.FormatUint(m.Seq, 10)},
+		},
+	}
+	if _, err := w.js.PublishMsg(ctx, msg); err != nil {
+		return fmt.Errorf("publish chunk set %s: %w", msg.Subject, err)
+	}
+	w.log.Debug("chunked", "repo", ev.Repo, "path", ev.Path, "chunks", len(cs.Chunks), "seq", m.Seq, "correlation", m.CorrelationID)
+	return nil
+}
+
+func op(deleted bool) string {
+	if deleted {
+		return contract.OpDelete
+	}
+	return contract.OpPut
+}
