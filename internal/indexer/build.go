@@ -1,0 +1,65 @@
+// Package indexer turns chunk sets into KH_INDEX documents: raw term
+// frequencies per field plus display text, written one value per file and
+// never over a newer stream sequence.
+package indexer
+
+import (
+	"strings"
+
+	"github.com/knowhub/knowhub/internal/analysis"
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+// BuildDoc analyses a chunk set into the index document that replaces the
+// file's previous one. A deleted set becomes a tombstone.
+func BuildDoc(cs *contract.ChunkSet, an *analysis.Analyzer) *contract.IndexDoc {
+	doc := &contract.IndexDoc{
+		Schema:     contract.SchemaVersion,
+		Analyzer:   analysis.Version,
+		Collection: contract.CollectionDocs,
+		Repo:       cs.Repo,
+		Path:       cs.Path,
+		SourceSeq:  cs.FileSeq,
+		Meta:       cs.Meta,
+		Deleted:    cs.Deleted,
+	}
+	if cs.Deleted {
+		return doc
+	}
+	doc.Chunks = make([]contract.IndexChunk, 0, len(cs.Chunks))
+	for _, c := range cs.Chunks {
+		terms := map[string]map[string]int{}
+		add := func(field, text string) {
+			if strings.TrimSpace(text) == "" {
+				return
+			}
+			m := map[string]int{}
+			if an.TermFreqs(text, m) > 0 {
+				terms[field] = m
+			}
+		}
+		add(contract.FieldTitle, c.Title)
+		add(contract.FieldSummary, joinNonEmpty("\n", c.Summary, c.ReadWhen))
+		add(contract.FieldHeading, strings.Join(c.HeadingPath, "\n"))
+		add(contract.FieldBody, c.Text)
+		doc.Chunks = append(doc.Chunks, contract.IndexChunk{
+			ID:          c.ID,
+			Ord:         c.Ord,
+			HeadingPath: c.HeadingPath,
+			Title:       c.Title,
+			Text:        c.Text,
+			Terms:       terms,
+		})
+	}
+	return doc
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if strings.TrimSpace(p) != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, sep)
+}

@@ -1,0 +1,189 @@
+package indexer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knowhub/knowhub/internal/analysis"
+	"github.com/knowhub/knowhub/internal/bus"
+	"github.com/knowhub/knowhub/internal/catalog"
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+// Stage is the indexer's name in logs, consumer names and the DLQ subject.
+const Stage = "indexer"
+
+// Config configures the indexer.
+type Config struct {
+	// AckWait is how long a chunk set may be in flight before another
+	// replica gets it.
+	AckWait time.Duration
+}
+
+// Deps are the indexer's collaborators.
+type Deps struct {
+	Bus    *bus.Bus
+	Logger *slog.Logger
+}
+
+// Worker consumes KH_CHUNKS and KH_TOOLS and writes KH_INDEX.
+type Worker struct {
+	cfg Config
+	kv  jetstream.KeyValue
+	an  *analysis.Analyzer
+	log *slog.Logger
+}
+
+// New registers the indexer's consumer on deps.Bus; the bus's Run drives it.
+func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
+	kv, err := deps.Bus.JetStream().KeyValue(ctx, contract.BucketIndex)
+	if err != nil {
+		return nil, fmt.Errorf("open bucket %s: %w", contract.BucketIndex, err)
+	}
+	w := &Worker{cfg: cfg, kv: kv, an: analysis.New(), log: deps.Logger.With("component", Stage)}
+	err = deps.Bus.Handle(bus.Consumer{
+		Stage:   Stage,
+		Stream:  contract.StreamChunks,
+		Durable: Stage,
+		Filter:  contract.SubjectChunks + ".>",
+		AckWait: cfg.AckWait,
+	}, w.handle)
+	if err != nil {
+		return nil, err
+	}
+	err = deps.Bus.Handle(bus.Consumer{
+		Stage:   StageTools,
+		Stream:  contract.StreamTools,
+		Durable: StageTools,
+		Filter:  contract.SubjectToolsEvents + ".>",
+		AckWait: cfg.AckWait,
+		// One at a time keeps index writes in stream order, which is what
+		// makes a search's min_seq mean "every earlier write is applied".
+		Concurrency: 1,
+	}, w.handleTool)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// StageTools names the indexer's tool-catalog consumer.
+const StageTools = "indexer-tools"
+
+func (w *Worker) handleTool(ctx context.Context, m *bus.Message) error {
+	if !utf8.Valid(m.Data) {
+		return bus.Permanent(fmt.Errorf("tool event on %s is not valid UTF-8", m.Subject))
+	}
+	var ev contract.ToolEvent
+	if err := json.Unmarshal(m.Data, &ev); err != nil {
+		return bus.Permanent(fmt.Errorf("decode tool event: %w", err))
+	}
+	if ev.Schema > contract.SchemaVersion {
+		return bus.Permanent(fmt.Errorf("tool event schema %d is newer than %d", ev.Schema, contract.SchemaVersion))
+	}
+	if want := contract.ToolSubject(ev.Name); ev.Name == "" || want != m.Subject {
+		return bus.Permanent(fmt.Errorf("tool event for %q arrived on %s, want %s", ev.Name, m.Subject, want))
+	}
+	var doc *contract.IndexDoc
+	if ev.Deleted {
+		doc = &contract.IndexDoc{Schema: contract.SchemaVersion, Analyzer: analysis.Version, Collection: contract.CollectionTools,
+			Path: ev.Name, SourceSeq: m.Seq, Deleted: true}
+	} else {
+		if ev.Tool == nil || ev.Tool.Name != ev.Name {
+			return bus.Permanent(fmt.Errorf("tool event for %q carries no matching descriptor", ev.Name))
+		}
+		if err := catalog.Validate([]contract.Tool{*ev.Tool}); err != nil {
+			return bus.Permanent(err)
+		}
+		doc = catalog.BuildDoc(ev.Tool, m.Seq, w.an)
+	}
+	val, err := contract.EncodeIndexDoc(doc)
+	if err != nil {
+		return bus.Permanent(err)
+	}
+	if _, err := Write(ctx, w.kv, contract.ToolIndexKey(ev.Name), m.Seq, val); err != nil {
+		return fmt.Errorf("write tool %q: %w", ev.Name, err)
+	}
+	return nil
+}
+
+func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
+	if !utf8.Valid(m.Data) {
+		return bus.Permanent(fmt.Errorf("chunk set on %s is not valid UTF-8", m.Subject))
+	}
+	var cs contract.ChunkSet
+	if err := json.Unmarshal(m.Data, &cs); err != nil {
+		return bus.Permanent(fmt.Errorf("decode chunk set: %w", err))
+	}
+	if cs.Schema > contract.SchemaVersion {
+		return bus.Permanent(fmt.Errorf("chunk set schema %d is newer than %d", cs.Schema, contract.SchemaVersion))
+	}
+	if !contract.ValidRepoName(cs.Repo) || cs.Path == "" {
+		return bus.Permanent(fmt.Errorf("chunk set has invalid repo %q or empty path", cs.Repo))
+	}
+	if want := contract.ChunkSubject(cs.Repo, cs.Path); want != m.Subject {
+		return bus.Permanent(fmt.Errorf("chunk set for %s/%s arrived on %s, want %s", cs.Repo, cs.Path, m.Subject, want))
+	}
+	doc := BuildDoc(&cs, w.an)
+	val, err := contract.EncodeIndexDoc(doc)
+	if err != nil {
+		return bus.Permanent(err)
+	}
+	key := contract.DocKey(cs.Repo, cs.Path)
+	written, err := Write(ctx, w.kv, key, doc.SourceSeq, val)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", key, err)
+	}
+	w.log.Debug("indexed", "repo", cs.Repo, "path", cs.Path, "chunks", len(cs.Chunks), "seq", cs.FileSeq,
+		"deleted", cs.Deleted, "written", written, "correlation", m.CorrelationID)
+	return nil
+}
+
+// Write stores val under key unless the bucket already holds a value from a
+// newer source sequence. Concurrent writers are serialised by the KV's
+// compare-and-set, so an older sequence never overwrites a newer one.
+// It reports whether val was written.
+func Write(ctx context.Context, kv jetstream.KeyValue, key string, seq uint64, val []byte) (bool, error) {
+	// Most writes during a cold index are new keys: try Create first, a
+	// single round trip, and fall back to read-compare-update.
+	_, err := kv.Create(ctx, key, val)
+	if err == nil {
+		return true, nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return false, err
+	}
+	for attempt := 0; attempt < 16; attempt++ {
+		cur, err := kv.Get(ctx, key)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			if _, err := kv.Create(ctx, key, val); err != nil {
+				if errors.Is(err, jetstream.ErrKeyExists) {
+					continue
+				}
+				return false, err
+			}
+			return true, nil
+		case err != nil:
+			return false, err
+		}
+		if curSeq, err := contract.IndexDocSeq(cur.Value()); err == nil && curSeq > seq {
+			return false, nil
+		}
+		if _, err := kv.Update(ctx, key, val, cur.Revision()); err != nil {
+			if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+				continue
+			}
+			return false, err
+		}
+		return true, nil
+	}
+	return false, errors.New("too many concurrent writers")
+}
