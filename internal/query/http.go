@@ -1,0 +1,157 @@
+package query
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+// Handler returns the HTTP API of the service.
+func (s *Service) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !s.IsReady() {
+			writeError(w, http.StatusServiceUnavailable, errors.New("index is still loading"))
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+	mux.HandleFunc("GET /api/stats", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, s.engine.Stats(s.IsReady()))
+	})
+	mux.HandleFunc("GET /api/docs/search", s.httpSearchDocs)
+	mux.HandleFunc("GET /api/tools/search", s.httpSearchTools)
+	mux.HandleFunc("POST /api/tools", s.httpUpsertTools)
+	mux.HandleFunc("DELETE /api/tools/{name}", s.httpRemoveTool)
+	return mux
+}
+
+func (s *Service) httpSearchTools(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	req := contract.ToolSearchRequest{Query: q.Get("q"), Type: q.Get("type"), Instance: q.Get("instance"), Detail: q.Get("detail")}
+	if req.Query == "" {
+		req.Query = q.Get("query")
+	}
+	var err error
+	if req.Limit, err = intParam(q.Get("limit"), "limit"); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if !s.IsReady() {
+		writeError(w, http.StatusServiceUnavailable, errors.New("index is still loading"))
+		return
+	}
+	resp, err := s.SearchTools(req)
+	if err != nil {
+		writeError(w, StatusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Service) httpUpsertTools(w http.ResponseWriter, r *http.Request) {
+	var req contract.ToolsUpsertRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	resp, err := s.UpsertTools(req)
+	if err != nil {
+		writeError(w, StatusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Service) httpRemoveTool(w http.ResponseWriter, r *http.Request) {
+	resp, err := s.RemoveTools(contract.ToolsRemoveRequest{Names: []string{r.PathValue("name")}})
+	if err != nil {
+		writeError(w, StatusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// readJSON decodes a bounded JSON body, answering 413 or 400 itself.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", tooBig.Limit))
+			return false
+		}
+		writeError(w, http.StatusBadRequest, fmt.Errorf("request body: %v", err))
+		return false
+	}
+	return true
+}
+
+// maxBodyBytes bounds request bodies.
+const maxBodyBytes = 8 << 20
+
+func (s *Service) httpSearchDocs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	req := contract.SearchRequest{Query: q.Get("q")}
+	if req.Query == "" {
+		req.Query = q.Get("query")
+	}
+	var err error
+	if req.TopK, err = intParam(q.Get("top_k"), "top_k"); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if v, err := intParam(q.Get("min_seq"), "min_seq"); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	} else {
+		req.MinSeq = uint64(v)
+	}
+	for _, r := range q["repo"] {
+		for _, name := range strings.Split(r, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				req.Repos = append(req.Repos, name)
+			}
+		}
+	}
+	if !s.IsReady() {
+		writeError(w, http.StatusServiceUnavailable, errors.New("index is still loading"))
+		return
+	}
+	resp, err := s.SearchDocs(req)
+	if err != nil {
+		writeError(w, StatusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func intParam(v, name string) (int, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, errors.New(name + " must be a non-negative integer")
+	}
+	return n, nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, contract.ErrorResponse{Error: err.Error()})
+}

@@ -1,0 +1,53 @@
+package query
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/knowhub/knowhub/internal/analysis"
+)
+
+func TestSnippet(t *testing.T) {
+	an := analysis.New()
+	long := strings.Repeat("filler words here. ", 40)
+	tests := []struct {
+		name, text, query string
+		want              []string
+		notWant           []string
+	}{
+		{name: "marks stemmed matches", text: "Configure the fallback models for every agent.", query: "configuring model",
+			want: []string{"**Configure**", "**models**"}},
+		{name: "finds the passage far into the text", text: long + "The gateway restarts when the config changes. " + long, query: "gateway restarts",
+			want: []string{"**gateway** **restarts**", "…"}},
+		{name: "no match returns the start", text: "Plain text about nothing in particular.", query: "zebra",
+			want: []string{"Plain text"}, notWant: []string{"**"}},
+		{name: "chinese", text: strings.Repeat("其他内容。", 60) + "配置网关的模型回退链。" + strings.Repeat("其他内容。", 60), query: "模型回退",
+			want: []string{"**"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			terms := map[string]bool{}
+			for _, q := range an.QueryTerms(tc.query) {
+				terms[q] = true
+			}
+			got := Snippet(an, tc.text, terms, 120)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("snippet %q lacks %q", got, w)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("snippet %q has %q", got, w)
+				}
+			}
+			if !utf8.ValidString(got) {
+				t.Errorf("snippet is not valid UTF-8: %q", got)
+			}
+			if plain := strings.ReplaceAll(got, "**", ""); len(plain) > 120+2*len("…")+8 {
+				t.Errorf("snippet is %d bytes, want about 120", len(plain))
+			}
+		})
+	}
+}

@@ -1,0 +1,78 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/knowhub/knowhub/internal/catalog"
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+// SearchTools honours MinSeq, then searches the tool catalog.
+func (s *Service) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSearchResponse, error) {
+	if req.MinSeq > 0 && !s.engine.WaitApplied(contract.CollectionTools, req.MinSeq, s.cfg.MinSeqWait) {
+		return nil, fmt.Errorf("%w: tools index has not reached sequence %d within %s", ErrUnavailable, req.MinSeq, s.cfg.MinSeqWait)
+	}
+	return s.engine.SearchTools(req)
+}
+
+// UpsertTools validates a batch as a whole and, only if every tool is
+// valid, publishes each descriptor to KH_TOOLS. The indexer makes them
+// searchable; the reply carries each tool's sequence for min_seq.
+func (s *Service) UpsertTools(req contract.ToolsUpsertRequest) (*contract.ToolsWriteResponse, error) {
+	if err := catalog.Validate(req.Tools); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	events := make([]contract.ToolEvent, len(req.Tools))
+	for i := range req.Tools {
+		t := req.Tools[i]
+		events[i] = contract.ToolEvent{Schema: contract.SchemaVersion, Name: t.Name, Tool: &t}
+	}
+	return s.publishTools(events)
+}
+
+// RemoveTools publishes a removal for each named tool.
+func (s *Service) RemoveTools(req contract.ToolsRemoveRequest) (*contract.ToolsWriteResponse, error) {
+	if err := catalog.ValidateNames(req.Names); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	events := make([]contract.ToolEvent, len(req.Names))
+	for i, n := range req.Names {
+		events[i] = contract.ToolEvent{Schema: contract.SchemaVersion, Name: n, Deleted: true}
+	}
+	return s.publishTools(events)
+}
+
+func (s *Service) publishTools(events []contract.ToolEvent) (*contract.ToolsWriteResponse, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp := &contract.ToolsWriteResponse{}
+	for _, ev := range events {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			return nil, err
+		}
+		op := contract.OpPut
+		if ev.Deleted {
+			op = contract.OpDelete
+		}
+		ack, err := s.js.PublishMsg(ctx, &nats.Msg{
+			Subject: contract.ToolSubject(ev.Name),
+			Data:    data,
+			Header: nats.Header{
+				contract.HeaderOp:     {op},
+				contract.HeaderSchema: {strconv.Itoa(contract.SchemaVersion)},
+			},
+		})
+		if err != nil {
+			return resp, fmt.Errorf("%w: publish tool %q after %d written: %v", ErrUnavailable, ev.Name, len(resp.Written), err)
+		}
+		resp.Written = append(resp.Written, contract.ToolWrite{Name: ev.Name, Seq: ack.Sequence})
+	}
+	return resp, nil
+}
