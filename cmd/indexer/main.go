@@ -1,0 +1,20 @@
+// Command indexer runs knowhub's indexer stage against a NATS server; run several
+// to share the work.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/knowhub/knowhub/internal/app"
+	"github.com/knowhub/knowhub/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Stage(ctx, "indexer", app.Stages{Indexer: true}, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

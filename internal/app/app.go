@@ -1,0 +1,218 @@
+// Package app wires knowhub's stages into runnable workers: one function
+// per stage for the separate binaries, and Up, which runs an embedded NATS
+// server with every stage in one process.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knowhub/knowhub/internal/broker"
+	"github.com/knowhub/knowhub/internal/bus"
+	"github.com/knowhub/knowhub/internal/chunker"
+	"github.com/knowhub/knowhub/internal/config"
+	"github.com/knowhub/knowhub/internal/indexer"
+	"github.com/knowhub/knowhub/internal/query"
+	"github.com/knowhub/knowhub/internal/redact"
+	"github.com/knowhub/knowhub/internal/watcher"
+)
+
+// Connect opens the NATS connection described by cfg and makes sure every
+// stream and bucket of the contract exists.
+func Connect(ctx context.Context, n config.NATS, name string) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := broker.Connect(broker.ClientConfig{
+		URL: n.URL, Name: name, CredsFile: n.CredsFile, NKeyFile: n.NKeyFile,
+		User: n.User, Password: n.Password, Token: n.Token,
+		TLSCA: n.TLSCA, TLSCert: n.TLSCert, TLSKey: n.TLSKey,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("jetstream: %w", err)
+	}
+	if err := broker.EnsureTopology(ctx, js); err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return nc, js, nil
+}
+
+// NewRedactor builds the shared redactor: the built-in rules plus the
+// configured patterns.
+func NewRedactor(cfg *config.Config) (*redact.Redactor, error) {
+	var custom []redact.Pattern
+	for _, p := range cfg.Redaction.Patterns {
+		custom = append(custom, redact.Pattern{Name: p.Name, Regex: p.Regex, Keywords: p.Keywords})
+	}
+	return redact.New(custom)
+}
+
+// NewWatcher builds a watcher over cfg's repositories.
+func NewWatcher(cfg *config.Config, js jetstream.JetStream, maxPayload int64, red *redact.Redactor, log *slog.Logger) (*watcher.Watcher, error) {
+	wc := watcher.Config{Debounce: cfg.Watcher.Debounce(), MaxFileBytes: cfg.Watcher.MaxFileBytes}
+	for _, r := range cfg.Repositories {
+		wc.Repos = append(wc.Repos, watcher.Repo{
+			Name:    r.Name,
+			Root:    r.Path,
+			Meta:    r.Meta(),
+			Glob:    r.Glob,
+			Exclude: r.Exclude,
+		})
+	}
+	return watcher.New(wc, watcher.Deps{JS: js, Redactor: red, Logger: log, MaxPayload: maxPayload})
+}
+
+// Stages selects which stages a process runs.
+type Stages struct {
+	Watcher, Chunker, Indexer, Query bool
+}
+
+// All runs every stage.
+var All = Stages{Watcher: true, Chunker: true, Indexer: true, Query: true}
+
+// Node is a set of stages sharing one NATS connection.
+type Node struct {
+	cfg    *config.Config
+	log    *slog.Logger
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	stages Stages
+
+	Watcher *watcher.Watcher
+	Query   *query.Service
+	bus     *bus.Bus
+	http    *http.Server
+	httpLn  net.Listener
+}
+
+// NewNode builds the selected stages on nc. HTTP is served when the query
+// stage runs and cfg enables it.
+func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstream.JetStream, stages Stages, log *slog.Logger) (*Node, error) {
+	n := &Node{cfg: cfg, log: log, nc: nc, js: js, stages: stages}
+	var red *redact.Redactor
+	if stages.Watcher || stages.Chunker {
+		var err error
+		if red, err = NewRedactor(cfg); err != nil {
+			return nil, fmt.Errorf("redactor: %w", err)
+		}
+	}
+	if stages.Chunker || stages.Indexer {
+		b, err := bus.New(nc, log)
+		if err != nil {
+			return nil, err
+		}
+		n.bus = b
+	}
+	if stages.Chunker {
+		if _, err := chunker.New(chunker.Config{MaxTokens: cfg.Chunker.ChunkMaxTokens}, chunker.Deps{Bus: n.bus, Redactor: red, Logger: log}); err != nil {
+			return nil, err
+		}
+	}
+	if stages.Indexer {
+		if _, err := indexer.New(ctx, indexer.Config{}, indexer.Deps{Bus: n.bus, Logger: log}); err != nil {
+			return nil, err
+		}
+	}
+	if stages.Watcher {
+		w, err := NewWatcher(cfg, js, nc.MaxPayload(), red, log)
+		if err != nil {
+			return nil, err
+		}
+		n.Watcher = w
+	}
+	if stages.Query {
+		n.Query = query.New(query.Config{Limits: query.Limits{DefaultTopK: cfg.Query.DefaultTopK, MaxTopK: cfg.Query.MaxTopK}},
+			query.Deps{NC: nc, JS: js, Logger: log})
+		if cfg.HTTP.Enabled() {
+			ln, err := net.Listen("tcp", cfg.HTTP.Listen)
+			if err != nil {
+				return nil, fmt.Errorf("http cannot listen on %s (%v): choose another address with --http", cfg.HTTP.Listen, err)
+			}
+			n.httpLn = ln
+			n.http = &http.Server{Handler: n.Query.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		}
+	}
+	return n, nil
+}
+
+// HTTPAddr is the HTTP API's address, or "" when it is off.
+func (n *Node) HTTPAddr() string {
+	if n.httpLn == nil {
+		return ""
+	}
+	return n.httpLn.Addr().String()
+}
+
+// Run runs every stage until ctx is cancelled or one of them fails; one
+// failing stage stops the others.
+func (n *Node) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 4)
+	running := 0
+	start := func(name string, fn func(context.Context) error) {
+		running++
+		go func() {
+			err := fn(ctx)
+			if err != nil && !errors.Is(err, context.Canceled) {
+				err = fmt.Errorf("%s: %w", name, err)
+			} else {
+				err = nil
+			}
+			errc <- err
+		}()
+	}
+	if n.bus != nil {
+		start("bus", n.bus.Run)
+	}
+	if n.Watcher != nil {
+		start("watcher", n.Watcher.Run)
+	}
+	if n.Query != nil {
+		start("query", n.Query.Run)
+	}
+	if n.http != nil {
+		start("http", n.serveHTTP)
+	}
+	var first error
+	for range running {
+		err := <-errc
+		if err != nil && first == nil {
+			first = err
+			n.log.Error("stage failed; stopping", "err", err)
+		}
+		cancel()
+	}
+	return first
+}
+
+func (n *Node) serveHTTP(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() {
+		if n.cfg.HTTP.TLSCert != "" {
+			errc <- n.http.ServeTLS(n.httpLn, n.cfg.HTTP.TLSCert, n.cfg.HTTP.TLSKey)
+		} else {
+			errc <- n.http.Serve(n.httpLn)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = n.http.Shutdown(shutdownCtx)
+		return nil
+	}
+}

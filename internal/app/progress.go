@@ -1,0 +1,117 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knowhub/knowhub/internal/chunker"
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/indexer"
+)
+
+// Progress is the pipeline's position: how far each stage has come.
+type Progress struct {
+	FilesLastSeq   uint64 `json:"files_last_seq"`
+	ChunkerPending uint64 `json:"chunker_pending"`
+	IndexerPending uint64 `json:"indexer_pending"`
+	ToolsPending   uint64 `json:"tools_pending"`
+	IndexLastRev   uint64 `json:"index_last_revision"`
+	DeadLetters    uint64 `json:"dead_letters"`
+}
+
+// ReadProgress reads stream and consumer state. A consumer that does not
+// exist yet counts every message of its stream as pending.
+func ReadProgress(ctx context.Context, js jetstream.JetStream) (Progress, error) {
+	var p Progress
+	files, err := streamLast(ctx, js, contract.StreamFiles)
+	if err != nil {
+		return p, err
+	}
+	p.FilesLastSeq = files.LastSeq
+	chunks, err := streamLast(ctx, js, contract.StreamChunks)
+	if err != nil {
+		return p, err
+	}
+	if p.ChunkerPending, err = pending(ctx, js, contract.StreamFiles, chunker.Stage, files.Msgs); err != nil {
+		return p, err
+	}
+	if p.IndexerPending, err = pending(ctx, js, contract.StreamChunks, indexer.Stage, chunks.Msgs); err != nil {
+		return p, err
+	}
+	tools, err := streamLast(ctx, js, contract.StreamTools)
+	if err != nil {
+		return p, err
+	}
+	if p.ToolsPending, err = pending(ctx, js, contract.StreamTools, indexer.StageTools, tools.Msgs); err != nil {
+		return p, err
+	}
+	idx, err := streamLast(ctx, js, "KV_"+contract.BucketIndex)
+	if err != nil {
+		return p, err
+	}
+	p.IndexLastRev = idx.LastSeq
+	dlq, err := streamLast(ctx, js, contract.StreamDLQ)
+	if err != nil {
+		return p, err
+	}
+	p.DeadLetters = dlq.Msgs
+	return p, nil
+}
+
+// CaughtUp reports whether every file has gone through the pipeline and a
+// replica at revision applied has loaded the result.
+func (p Progress) CaughtUp(applied uint64) bool {
+	return p.ChunkerPending == 0 && p.IndexerPending == 0 && p.ToolsPending == 0 && applied >= p.IndexLastRev
+}
+
+func streamLast(ctx context.Context, js jetstream.JetStream, name string) (jetstream.StreamState, error) {
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		return jetstream.StreamState{}, fmt.Errorf("stream %s: %w", name, err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return jetstream.StreamState{}, fmt.Errorf("stream %s info: %w", name, err)
+	}
+	return info.State, nil
+}
+
+func pending(ctx context.Context, js jetstream.JetStream, stream, durable string, all uint64) (uint64, error) {
+	c, err := js.Consumer(ctx, stream, durable)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return all, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("consumer %s: %w", durable, err)
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("consumer %s info: %w", durable, err)
+	}
+	return info.NumPending + uint64(info.NumAckPending), nil
+}
+
+// WaitCaughtUp polls until the pipeline has caught up and applied (a
+// replica's applied revision) has reached the index, or ctx ends.
+func WaitCaughtUp(ctx context.Context, js jetstream.JetStream, applied func() uint64) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		p, err := ReadProgress(ctx, js)
+		if err == nil && p.CaughtUp(applied()) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return err
+			}
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}

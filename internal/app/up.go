@@ -1,0 +1,67 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/knowhub/knowhub/internal/broker"
+	"github.com/knowhub/knowhub/internal/config"
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+// Up runs an embedded NATS server with JetStream storage in cfg.DataDir and
+// every stage on it, printing where it listens to out, until ctx ends.
+func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer) error {
+	start := time.Now()
+	srv, err := broker.StartEmbedded(ctx, broker.EmbeddedConfig{
+		Listen:     cfg.NATS.Listen,
+		StoreDir:   filepath.Join(cfg.DataDir, "jetstream"),
+		MaxPayload: int32(cfg.NATS.MaxPayload),
+		ListenFlag: "--nats-listen",
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Shutdown()
+	cfg.NATS = config.NATS{URL: srv.ClientURL(), Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload}
+	nc, js, err := Connect(ctx, cfg.NATS, "knowhub-up")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = nc.Drain() }()
+	node, err := NewNode(ctx, cfg, nc, js, All, log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "knowhub is up\n  NATS   %s\n", srv.ClientURL())
+	if addr := node.HTTPAddr(); addr != "" {
+		fmt.Fprintf(out, "  HTTP   http://%s\n", addr)
+	}
+	fmt.Fprintf(out, "  data   %s\n", cfg.DataDir)
+	for _, r := range cfg.Repositories {
+		fmt.Fprintf(out, "  repo   %s (%s, priority %d) %s\n", r.Name, r.Type, r.Priority, r.Path)
+	}
+	go func() {
+		select {
+		case <-node.Watcher.Ready():
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-node.Query.Ready():
+		case <-ctx.Done():
+			return
+		}
+		if err := WaitCaughtUp(ctx, js, node.Query.Engine().Revision); err != nil {
+			return
+		}
+		st := node.Query.Engine().Stats(true).Collections[contract.CollectionDocs]
+		fmt.Fprintf(out, "indexed %d files, %d sections in %s; search with: go run ./cmd/knowhub search \"your question\"\n",
+			st.Sources, st.Chunks, time.Since(start).Round(time.Millisecond))
+	}()
+	return node.Run(ctx)
+}

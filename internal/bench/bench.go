@@ -1,0 +1,428 @@
+// Package bench measures knowhub end to end on a real corpus: cold
+// indexing through the whole pipeline, a query replica's start-up time and
+// memory, request-reply query latency over TCP, and edit-to-searchable
+// latency. It runs an embedded NATS server in a temporary directory and a
+// separate query replica process, as in production.
+package bench
+
+import (
+	"archive/tar"
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/knowhub/knowhub/internal/app"
+	"github.com/knowhub/knowhub/internal/broker"
+	"github.com/knowhub/knowhub/internal/config"
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+// Config configures a run.
+type Config struct {
+	// Corpus is a directory of Markdown, or a .tar.gz of one.
+	Corpus string
+	// Queries is the number of timed queries.
+	Queries int
+	// Edits is the number of timed edits.
+	Edits int
+	// Exe is the knowhub binary that runs the query replica.
+	Exe string
+	Out io.Writer
+	Log *slog.Logger
+}
+
+// Result holds the measured figures.
+type Result struct {
+	Files, Sections    int
+	CorpusBytes        int64
+	ColdIndex          time.Duration
+	ReplicaReady       time.Duration
+	ReplicaRSS         int64 // bytes, after the queries
+	ReplicaPeakRSS     int64
+	QueryP50, QueryP90 time.Duration
+	QueryP99, QueryMax time.Duration
+	EditP50, EditMax   time.Duration
+	Debounce           time.Duration
+}
+
+// Run performs the benchmark.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	if cfg.Queries == 0 {
+		cfg.Queries = 2000
+	}
+	if cfg.Edits == 0 {
+		cfg.Edits = 5
+	}
+	work, err := os.MkdirTemp("", "knowhub-bench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(work)
+	docs := filepath.Join(work, "docs")
+	size, err := copyCorpus(cfg.Corpus, docs)
+	if err != nil {
+		return nil, fmt.Errorf("copy corpus: %w", err)
+	}
+	res := &Result{CorpusBytes: size}
+	fmt.Fprintf(cfg.Out, "corpus %s: %.1f MB copied to %s\n", cfg.Corpus, float64(size)/1e6, docs)
+
+	srv, err := broker.StartEmbedded(ctx, broker.EmbeddedConfig{Listen: "127.0.0.1:-1", StoreDir: filepath.Join(work, "js")})
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Shutdown()
+	kcfg := config.Default()
+	kcfg.NATS.URL = srv.ClientURL()
+	kcfg.HTTP.Listen = config.HTTPOff
+	repo := config.Repository{Name: "bench", Path: docs}
+	repos, err := config.RepositoriesFromArgs([]string{docs})
+	if err != nil {
+		return nil, err
+	}
+	repo = repos[0]
+	repo.Name = "bench"
+	kcfg.Repositories = []config.Repository{repo}
+	res.Debounce = kcfg.Watcher.Debounce()
+
+	// 1. Cold index: empty store to every section searchable.
+	nc, js, err := app.Connect(ctx, kcfg.NATS, "knowhub-bench")
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	start := time.Now()
+	node, err := app.NewNode(ctx, kcfg, nc, js, app.All, cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	nodeCtx, stopNode := context.WithCancel(ctx)
+	nodeDone := make(chan error, 1)
+	go func() { nodeDone <- node.Run(nodeCtx) }()
+	for _, ch := range []<-chan struct{}{node.Watcher.Ready(), node.Query.Ready()} {
+		select {
+		case <-ch:
+		case err := <-nodeDone:
+			stopNode()
+			return nil, fmt.Errorf("node stopped: %v", err)
+		}
+	}
+	if err := app.WaitCaughtUp(ctx, js, node.Query.Engine().Revision); err != nil {
+		stopNode()
+		return nil, err
+	}
+	res.ColdIndex = time.Since(start)
+	st := node.Query.Engine().Stats(true).Collections[contract.CollectionDocs]
+	res.Files, res.Sections = st.Sources, st.Chunks
+	fmt.Fprintf(cfg.Out, "cold index: %d files, %d sections in %s\n", res.Files, res.Sections, res.ColdIndex.Round(time.Millisecond))
+	stopNode()
+	if err := <-nodeDone; err != nil {
+		return nil, err
+	}
+
+	// 2. The pipeline without a query stage keeps following the files.
+	pipe, err := app.NewNode(ctx, kcfg, nc, js, app.Stages{Watcher: true, Chunker: true, Indexer: true}, cfg.Log)
+	if err != nil {
+		return nil, err
+	}
+	pipeCtx, stopPipe := context.WithCancel(ctx)
+	defer stopPipe()
+	go func() { _ = pipe.Run(pipeCtx) }()
+
+	// 3. A query replica process restarted on the full index.
+	replica, ready, err := startReplica(ctx, cfg.Exe, srv.ClientURL(), nc)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		_ = replica.Process.Signal(os.Interrupt)
+		_ = replica.Wait()
+	}()
+	res.ReplicaReady = ready
+	fmt.Fprintf(cfg.Out, "query replica ready in %s (process start included)\n", ready.Round(time.Millisecond))
+
+	// 4. Query latency over TCP, request-reply.
+	queries, err := headingQueries(docs, 500)
+	if err != nil {
+		return nil, err
+	}
+	lat := make([]time.Duration, 0, cfg.Queries)
+	for i := 0; i < cfg.Queries+100; i++ {
+		data, _ := json.Marshal(contract.SearchRequest{Query: queries[i%len(queries)]})
+		t0 := time.Now()
+		msg, err := nc.Request(contract.SubjectSearchDocs, data, 5*time.Second)
+		d := time.Since(t0)
+		if err != nil {
+			return nil, fmt.Errorf("query %q: %w", queries[i%len(queries)], err)
+		}
+		if e := msg.Header.Get("Nats-Service-Error"); e != "" {
+			return nil, fmt.Errorf("query %q: %s", queries[i%len(queries)], e)
+		}
+		if i >= 100 { // the first hundred warm up
+			lat = append(lat, d)
+		}
+	}
+	slices.Sort(lat)
+	res.QueryP50, res.QueryP90 = pct(lat, 50), pct(lat, 90)
+	res.QueryP99, res.QueryMax = pct(lat, 99), lat[len(lat)-1]
+	fmt.Fprintf(cfg.Out, "query latency over %d requests: p50 %s  p90 %s  p99 %s  max %s\n",
+		len(lat), res.QueryP50, res.QueryP90, res.QueryP99, res.QueryMax)
+	res.ReplicaRSS, res.ReplicaPeakRSS = rss(replica.Process.Pid)
+	fmt.Fprintf(cfg.Out, "query replica memory: RSS %.0f MB, peak %.0f MB\n", float64(res.ReplicaRSS)/1e6, float64(res.ReplicaPeakRSS)/1e6)
+
+	// 5. Edit to searchable.
+	target, err := firstFile(docs)
+	if err != nil {
+		return nil, err
+	}
+	var edits []time.Duration
+	for i := range cfg.Edits {
+		marker := fmt.Sprintf("benchmarkmarker%dx%d", time.Now().UnixNano()%1e6, i)
+		f, err := os.OpenFile(target, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		_, err = fmt.Fprintf(f, "\n\nEdited paragraph %s.\n", marker)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if err := waitHit(ctx, nc, marker, 30*time.Second); err != nil {
+			return nil, err
+		}
+		edits = append(edits, time.Since(t0))
+	}
+	slices.Sort(edits)
+	res.EditP50, res.EditMax = pct(edits, 50), edits[len(edits)-1]
+	fmt.Fprintf(cfg.Out, "edit to searchable over %d edits: median %s, max %s (debounce %s included)\n",
+		len(edits), res.EditP50.Round(time.Millisecond), res.EditMax.Round(time.Millisecond), res.Debounce)
+	return res, nil
+}
+
+func pct(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted) - 1) * p / 100
+	return sorted[i]
+}
+
+func waitHit(ctx context.Context, nc *nats.Conn, q string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	data, _ := json.Marshal(contract.SearchRequest{Query: q, TopK: 1})
+	for time.Now().Before(deadline) {
+		msg, err := nc.Request(contract.SubjectSearchDocs, data, 2*time.Second)
+		if err == nil {
+			var resp contract.SearchResponse
+			if json.Unmarshal(msg.Data, &resp) == nil && len(resp.Hits) > 0 {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%q not searchable after %s", q, timeout)
+}
+
+// startReplica starts `knowhub worker query` and returns once it reports
+// ready on kh.stats, with the time that took from the process start.
+func startReplica(ctx context.Context, exe, url string, nc *nats.Conn) (*exec.Cmd, time.Duration, error) {
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, 0, err
+		}
+	}
+	cmd := exec.CommandContext(ctx, exe, "worker", "query", "--nats-url", url, "--http", "off", "--log-level", "warn")
+	cmd.Stderr = os.Stderr
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, 0, fmt.Errorf("start query replica %s: %w", exe, err)
+	}
+	deadline := t0.Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		msg, err := nc.Request(contract.SubjectStats, []byte("{}"), time.Second)
+		if err == nil {
+			var st contract.StatsResponse
+			if json.Unmarshal(msg.Data, &st) == nil && st.Ready {
+				return cmd, time.Since(t0), nil
+			}
+		} else if !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, nats.ErrTimeout) {
+			return cmd, 0, err
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	return nil, 0, errors.New("query replica not ready after 60s")
+}
+
+// rss reads a process's resident and peak resident memory from /proc.
+func rss(pid int) (cur, peak int64) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(v)
+		if len(fields) == 0 {
+			continue
+		}
+		n, _ := strconv.ParseInt(fields[0], 10, 64)
+		switch k {
+		case "VmRSS":
+			cur = n << 10
+		case "VmHWM":
+			peak = n << 10
+		}
+	}
+	return cur, peak
+}
+
+// headingQueries collects up to n section headings of the corpus, in a
+// fixed order, as realistic queries.
+func headingQueries(dir string, n int) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || len(out) >= n {
+			return err
+		}
+		if ext := filepath.Ext(path); ext != ".md" && ext != ".mdx" {
+			return nil
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() && len(out) < n {
+			if h, ok := strings.CutPrefix(sc.Text(), "## "); ok && len(strings.Fields(h)) >= 2 {
+				out = append(out, strings.Trim(h, "`* "))
+			}
+		}
+		return nil
+	})
+	if len(out) == 0 && err == nil {
+		err = errors.New("no headings in the corpus to use as queries")
+	}
+	return out, err
+}
+
+func firstFile(dir string) (string, error) {
+	var found string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || found != "" {
+			return err
+		}
+		if !d.IsDir() && filepath.Ext(path) == ".md" {
+			found = path
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if found == "" && err == nil {
+		err = errors.New("no .md file in the corpus")
+	}
+	return found, err
+}
+
+// copyCorpus copies a directory, or unpacks a .tar.gz, into dst.
+func copyCorpus(src, dst string) (int64, error) {
+	if strings.HasSuffix(src, ".tar.gz") || strings.HasSuffix(src, ".tgz") {
+		return untar(src, dst)
+	}
+	var total int64
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		total += int64(len(data))
+		return os.WriteFile(target, data, 0o644)
+	})
+	return total, err
+}
+
+func untar(src, dst string) (int64, error) {
+	f, err := os.Open(src)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return 0, err
+	}
+	tr := tar.NewReader(gz)
+	var total int64
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+		name := filepath.Clean(h.Name)
+		if !filepath.IsLocal(name) {
+			return total, fmt.Errorf("unsafe path %q in archive", h.Name)
+		}
+		target := filepath.Join(dst, name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return total, err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return total, err
+			}
+			out, err := os.Create(target)
+			if err != nil {
+				return total, err
+			}
+			n, err := io.Copy(out, tr)
+			out.Close()
+			if err != nil {
+				return total, err
+			}
+			total += n
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"runtime/pprof"
+
+	"github.com/knowhub/knowhub/internal/bench"
+)
+
+func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := newCommon("bench", stderr)
+	corpus := c.fs.String("corpus", "../shared/corpora/openclaw-docs", "Markdown `dir` or .tar.gz to index")
+	queries := c.fs.Int("queries", 2000, "timed queries")
+	edits := c.fs.Int("edits", 5, "timed edits")
+	asJSON := c.fs.Bool("json", false, "also print the figures as JSON")
+	cpuProfile := c.fs.String("cpuprofile", "", "write a CPU profile of this process to `file`")
+	c.logLevel = "warn"
+	if _, err := c.parse(args); err != nil {
+		return err
+	}
+	log, err := c.logger(stderr)
+	if err != nil {
+		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	res, err := bench.Run(ctx, bench.Config{Corpus: *corpus, Queries: *queries, Edits: *edits, Out: stdout, Log: log})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	return nil
+}

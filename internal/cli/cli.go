@@ -1,0 +1,141 @@
+// Package cli implements the knowhub command: `up` runs everything in one
+// process; `search`, `stats` and `reindex` talk to a running knowhub over
+// NATS.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/knowhub/knowhub/internal/config"
+)
+
+// Main runs the knowhub command with args (without the program name) and
+// returns the process exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
+		"up":      cmdUp,
+		"search":  cmdSearch,
+		"stats":   cmdStats,
+		"reindex": cmdReindex,
+		"worker":  cmdWorker,
+		"tools":   cmdTools,
+		"bench":   cmdBench,
+		"eval":    cmdEval,
+	}
+	name, rest := args[0], args[1:]
+	if name == "help" || name == "-h" || name == "--help" {
+		usage(stdout)
+		return 0
+	}
+	cmd, ok := cmds[name]
+	if !ok {
+		fmt.Fprintf(stderr, "knowhub: unknown command %q\n", name)
+		usage(stderr)
+		return 2
+	}
+	if err := cmd(ctx, rest, stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		if errors.Is(err, errSilent) {
+			return 1
+		}
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "knowhub %s: %v\n", name, err)
+			return 2
+		}
+		fmt.Fprintf(stderr, "knowhub %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `knowhub: retrieval for AI agents over NATS JetStream
+
+Usage:
+  knowhub up [DIR ...] [--config knowhub.json]   run NATS, every worker and the HTTP API
+  knowhub search "QUERY" [--top-k N] [--repo R] [--json]
+  knowhub stats [--json]                          files, sections, repositories, pipeline position
+  knowhub reindex [--rescan] [--wait D]           rebuild the index by replaying KH_FILES
+  knowhub tools add CATALOG.json | rm NAME... | search "QUERY" [--type core|sourced] [--limit N]
+  knowhub worker STAGE [flags]                    run one stage (watcher, chunker, indexer, query) against NATS
+  knowhub bench [--corpus DIR]                    measure indexing, query latency and memory
+  knowhub eval DIR | --markdown DIR [--json]      score retrieval on a judged collection (nDCG@10, recall, MRR)
+
+Run "knowhub COMMAND -h" for a command's flags.
+`)
+}
+
+type usageError struct{ error }
+
+// common holds the flags every command shares.
+type common struct {
+	fs       *flag.FlagSet
+	config   string
+	logLevel string
+	client   *config.ClientFlags
+}
+
+func newCommon(name string, stderr io.Writer) *common {
+	c := &common{fs: flag.NewFlagSet("knowhub "+name, flag.ContinueOnError)}
+	c.fs.SetOutput(stderr)
+	c.fs.StringVar(&c.config, "config", "", "configuration `file` (JSON)")
+	c.fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	c.client = config.BindClientFlags(c.fs)
+	return c
+}
+
+// parse parses args, allowing flags after positional arguments.
+func (c *common) parse(args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := c.fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = c.fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// load reads the configuration: file (or defaults) < environment < flags.
+func (c *common) load() (*config.Config, error) {
+	var cfg *config.Config
+	if c.config != "" {
+		var err error
+		if cfg, err = config.Load(c.config); err != nil {
+			return nil, err
+		}
+	} else {
+		cfg = config.Default()
+	}
+	if err := cfg.ApplyEnv(os.LookupEnv); err != nil {
+		return nil, err
+	}
+	c.client.Apply(&cfg.NATS)
+	return cfg, nil
+}
+
+func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(strings.ToUpper(c.logLevel))); err != nil {
+		return nil, usageError{fmt.Errorf("--log-level %q: want debug, info, warn or error", c.logLevel)}
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})), nil
+}

@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/knowhub/knowhub/internal/eval"
+)
+
+// cmdEval scores retrieval on a judged collection: a corpus.jsonl folder
+// or a Markdown folder, indexed and searched in process.
+func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// eval runs offline: none of the shared NATS and config flags apply.
+	c := &common{fs: flag.NewFlagSet("knowhub eval", flag.ContinueOnError)}
+	c.fs.SetOutput(stderr)
+	markdown := c.fs.String("markdown", "", "evaluate the Markdown `dir` through the chunker (needs --queries and --qrels)")
+	queriesPath := c.fs.String("queries", "", "queries `file`, JSONL {\"id\", \"text\"} (default DIR/queries.jsonl)")
+	qrelsPath := c.fs.String("qrels", "", "judgments `file`, query-id TAB doc-id TAB grade (default DIR/qrels.tsv)")
+	asJSON := c.fs.Bool("json", false, "print the figures as JSON")
+	runPath := c.fs.String("run", "", "write a TREC run file (top 100 per query) to `file`")
+	tag := c.fs.String("tag", "knowhub", "run tag written in the run file")
+	limit := c.fs.Int("limit", 0, "evaluate only the first `N` judged queries (0: all)")
+	collection := c.fs.String("collection", "docs", "how DIR's documents are indexed and searched: docs or tools")
+	c.fs.Usage = func() {
+		fmt.Fprint(stderr, `Usage:
+  knowhub eval DIR                  DIR holds corpus.jsonl, queries.jsonl and qrels.tsv
+  knowhub eval DIR --collection tools
+                                    each document is a tool (id = name, text = description)
+  knowhub eval --markdown DOCS_DIR --queries Q.jsonl --qrels QRELS.tsv
+                                    qrels name files by their path relative to DOCS_DIR
+
+Prints nDCG@10, Recall@10, Recall@100 and MRR@10 (trec_eval conventions),
+averaged over the queries that have a relevant document.
+
+`)
+		c.fs.PrintDefaults()
+	}
+	pos, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	var dir string
+	switch {
+	case *tag == "" || strings.ContainsFunc(*tag, unicode.IsSpace):
+		return usageError{fmt.Errorf("--tag %q: want one word", *tag)}
+	case *collection != "docs" && *collection != "tools":
+		return usageError{fmt.Errorf("--collection %q: want docs or tools", *collection)}
+	case *markdown != "" && *collection != "docs":
+		return usageError{errors.New("--markdown evaluates docs; drop --collection")}
+	case *limit < 0:
+		return usageError{fmt.Errorf("--limit %d: want 0 or more", *limit)}
+	case *markdown != "" && len(pos) > 0:
+		return usageError{errors.New("give either DIR or --markdown DOCS_DIR, not both")}
+	case *markdown != "" && (*queriesPath == "" || *qrelsPath == ""):
+		return usageError{errors.New("--markdown needs --queries and --qrels")}
+	case *markdown == "" && len(pos) != 1:
+		return usageError{errors.New("want one collection DIR (corpus.jsonl, queries.jsonl, qrels.tsv), or --markdown DOCS_DIR")}
+	case *markdown == "":
+		dir = pos[0]
+		if *queriesPath == "" {
+			*queriesPath = filepath.Join(dir, "queries.jsonl")
+		}
+		if *qrelsPath == "" {
+			*qrelsPath = filepath.Join(dir, "qrels.tsv")
+		}
+	}
+	// Check every input before indexing, which takes a while.
+	inputs := []string{*queriesPath, *qrelsPath, *markdown}
+	if *markdown == "" {
+		inputs[2] = filepath.Join(dir, "corpus.jsonl")
+	}
+	for _, p := range inputs {
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s does not exist", p)
+		} else if err != nil {
+			return err
+		}
+	}
+	queries, err := eval.LoadQueries(*queriesPath)
+	if err != nil {
+		return fmt.Errorf("load queries: %w", err)
+	}
+	qrels, err := eval.LoadQrels(*qrelsPath)
+	if err != nil {
+		return fmt.Errorf("load judgments: %w", err)
+	}
+	var runFile *os.File
+	if *runPath != "" {
+		if runFile, err = os.Create(*runPath); err != nil {
+			return err
+		}
+		defer runFile.Close()
+	}
+
+	// With --json, stdout carries only the JSON; the account goes to stderr.
+	out := stdout
+	if *asJSON {
+		out = stderr
+	}
+	var col *eval.Collection
+	if *markdown != "" {
+		if col, err = eval.IndexMarkdown(ctx, *markdown, 0); err != nil {
+			return fmt.Errorf("index %s: %w", *markdown, err)
+		}
+		for _, s := range col.Skipped {
+			fmt.Fprintf(stderr, "knowhub eval: skipped %s\n", s)
+		}
+		fmt.Fprintf(out, "indexed   %d files, %d sections of %s in %s\n", col.Docs, col.Chunks, *markdown, shortDuration(col.IndexTime))
+	} else {
+		docs, err := eval.LoadCorpus(filepath.Join(dir, "corpus.jsonl"))
+		if err != nil {
+			return fmt.Errorf("load corpus: %w", err)
+		}
+		index := eval.IndexDocs
+		if *collection == "tools" {
+			index = eval.IndexTools
+		}
+		if col, err = index(ctx, docs, 0); err != nil {
+			return fmt.Errorf("index %s: %w", dir, err)
+		}
+		fmt.Fprintf(out, "indexed   %d documents of %s in %s\n", col.Docs, dir, shortDuration(col.IndexTime))
+	}
+
+	rep, err := eval.Run(ctx, col, queries, qrels, eval.Options{Limit: *limit})
+	if err != nil {
+		return err
+	}
+	if rep.Missing > 0 {
+		fmt.Fprintf(stderr, "knowhub eval: %d judged queries are not in %s and were not evaluated\n", rep.Missing, *queriesPath)
+	}
+	fmt.Fprintf(out, "searched  %d queries in %s (%.0f queries/s on %d workers)\n",
+		rep.Queries, shortDuration(rep.SearchTime), float64(rep.Queries)/rep.SearchTime.Seconds(), runtime.GOMAXPROCS(0))
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "\nnDCG@10     %.4f\nRecall@10   %.4f\nRecall@100  %.4f\nMRR@10      %.4f\nqueries     %d\n",
+			rep.NDCG10, rep.Recall10, rep.Recall100, rep.MRR10, rep.Queries)
+	}
+	if runFile != nil {
+		if err := eval.WriteRun(runFile, rep.Results, *tag); err != nil {
+			return fmt.Errorf("write run %s: %w", *runPath, err)
+		}
+		if err := runFile.Close(); err != nil {
+			return fmt.Errorf("write run %s: %w", *runPath, err)
+		}
+		fmt.Fprintf(out, "run file  %s\n", *runPath)
+	}
+	return nil
+}
+
+// shortDuration shortens a duration for display.
+func shortDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	default:
+		return d.Round(100 * time.Nanosecond)
+	}
+}

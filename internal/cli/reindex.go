@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/knowhub/knowhub/internal/app"
+)
+
+func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := newCommon("reindex", stderr)
+	rescan := c.fs.Bool("rescan", false, "re-read every repository of the configuration instead of replaying KH_FILES")
+	wait := c.fs.Duration("wait", 0, "wait up to this long for the pipeline to catch up (0: don't wait)")
+	if _, err := c.parse(args); err != nil {
+		return err
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	log, err := c.logger(stderr)
+	if err != nil {
+		return err
+	}
+	nc, js, err := app.Connect(ctx, cfg.NATS, "knowhub-reindex")
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	start := time.Now()
+	if *rescan {
+		if len(cfg.Repositories) == 0 {
+			return usageError{fmt.Errorf("--rescan needs the repositories: pass --config")}
+		}
+		if err := cfg.CheckPaths(); err != nil {
+			return err
+		}
+		red, err := app.NewRedactor(cfg)
+		if err != nil {
+			return err
+		}
+		w, err := app.NewWatcher(cfg, js, nc.MaxPayload(), red, log)
+		if err != nil {
+			return err
+		}
+		res, err := w.Scan(ctx, true)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "rescanned: %d files published, %d deleted, %d skipped\n", res.Published, res.Deleted, res.Skipped)
+	} else {
+		res, err := app.Replay(ctx, js)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "replayed KH_FILES: %d files and %d tombstones republished, %d changed meanwhile and left as they are\n",
+			res.Files, res.Tombstones, res.Changed)
+	}
+	if *wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, *wait)
+		defer cancel()
+		if err := app.WaitPipeline(wctx, js); err != nil {
+			return fmt.Errorf("wait for the pipeline: %w", err)
+		}
+		fmt.Fprintf(stdout, "pipeline caught up in %s\n", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}

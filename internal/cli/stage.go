@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/knowhub/knowhub/internal/app"
+)
+
+// Stage runs one worker (`cmd/watcher`, `cmd/chunker`, `cmd/indexer`,
+// `cmd/query`) against the NATS server the configuration names, and returns
+// the process exit code.
+func Stage(ctx context.Context, name string, stages app.Stages, args []string, stdout, stderr io.Writer) int {
+	c := newCommon(name, stderr)
+	var httpListen *string
+	if stages.Query {
+		httpListen = c.fs.String("http", "", "HTTP API `host:port`, or off (default 127.0.0.1:7700)")
+	}
+	err := func() error {
+		if _, err := c.parse(args); err != nil {
+			return err
+		}
+		cfg, err := c.load()
+		if err != nil {
+			return err
+		}
+		if httpListen != nil && *httpListen != "" {
+			cfg.HTTP.Listen = *httpListen
+		}
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
+		if stages.Watcher {
+			if len(cfg.Repositories) == 0 {
+				return usageError{fmt.Errorf("no repositories: pass --config with a repositories list")}
+			}
+			if err := cfg.CheckPaths(); err != nil {
+				return err
+			}
+		}
+		log, err := c.logger(stderr)
+		if err != nil {
+			return err
+		}
+		nc, js, err := app.Connect(ctx, cfg.NATS, "knowhub-"+name)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = nc.Drain() }()
+		node, err := app.NewNode(ctx, cfg, nc, js, stages, log)
+		if err != nil {
+			return err
+		}
+		log.Info("worker started", "stage", name, "nats", nc.ConnectedUrlRedacted(), "http", node.HTTPAddr())
+		return node.Run(ctx)
+	}()
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}
+
+// stages maps a stage name to the stage set that runs it.
+var stages = map[string]app.Stages{
+	"watcher": {Watcher: true},
+	"chunker": {Chunker: true},
+	"indexer": {Indexer: true},
+	"query":   {Query: true},
+}
+
+func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError{errors.New("missing stage: watcher, chunker, indexer or query")}
+	}
+	st, ok := stages[args[0]]
+	if !ok {
+		return usageError{fmt.Errorf("unknown stage %q: want watcher, chunker, indexer or query", args[0])}
+	}
+	if code := Stage(ctx, args[0], st, args[1:], stdout, stderr); code != 0 {
+		return errSilent
+	}
+	return nil
+}
+
+// errSilent reports failure after the error was already printed.
+var errSilent = errors.New("")

@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"context"
+	"io"
+
+	"github.com/knowhub/knowhub/internal/app"
+	"github.com/knowhub/knowhub/internal/config"
+)
+
+func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := newCommon("up", stderr)
+	data := c.fs.String("data", "", "data `dir` for the embedded NATS server (default ./.knowhub, or dataDir from the config)")
+	natsListen := c.fs.String("nats-listen", "", "embedded NATS `host:port` (default 127.0.0.1:4222)")
+	httpListen := c.fs.String("http", "", "HTTP API `host:port`, or off (default 127.0.0.1:7700)")
+	dirs, err := c.parse(args)
+	if err != nil {
+		return err
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	if *data != "" {
+		cfg.DataDir = *data
+	}
+	if *natsListen != "" {
+		cfg.NATS.Listen = *natsListen
+	}
+	if *httpListen != "" {
+		cfg.HTTP.Listen = *httpListen
+	}
+	if len(dirs) > 0 {
+		repos, err := config.RepositoriesFromArgs(dirs)
+		if err != nil {
+			return err
+		}
+		cfg.Repositories = append(cfg.Repositories, repos...)
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log, err := c.logger(stderr)
+	if err != nil {
+		return err
+	}
+	return app.Up(ctx, cfg, log, stdout)
+}
