@@ -1,0 +1,211 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/knowhub/knowhub/internal/catalog"
+	"github.com/knowhub/knowhub/internal/chunker"
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/indexer"
+	"github.com/knowhub/knowhub/internal/query"
+)
+
+// repo is the repository name every evaluated document is indexed under;
+// with a single repository, conflict resolution never hides a hit.
+const repo = "eval"
+
+// maxChunkHits is the engine's top-k ceiling and the number of chunks a
+// Markdown search asks for, so that collapsing chunks to files still
+// leaves Depth files when the folder has them.
+const maxChunkHits = 1000
+
+// Collection is a corpus indexed in a query.Engine and searched the way
+// the query service searches: SearchDocs, with its analyzer, BM25F scoring
+// and conflict resolution. Documents are identified by the Path of their
+// index entry: the doc ID for a JSONL corpus, the slash-separated path
+// relative to the folder for Markdown. It is safe for concurrent use.
+type Collection struct {
+	engine *query.Engine
+	files  bool // a document has several chunks: collapse hits to files
+	tools  bool // documents are tools, searched through tool search
+
+	// Docs and Chunks count what was indexed; IndexTime is how long
+	// reading, chunking, analysis and indexing took.
+	Docs      int
+	Chunks    int
+	IndexTime time.Duration
+	// Skipped lists the Markdown files the chunker rejected, with why.
+	Skipped []string
+}
+
+func newCollection(files bool) *Collection {
+	return &Collection{
+		engine: query.NewEngine(query.Limits{DefaultTopK: Depth, MaxTopK: maxChunkHits, MaxToolLimit: Depth}),
+		files:  files,
+	}
+}
+
+// IndexDocs indexes every document as one docs-collection entry of a single
+// chunk (Title = title, Text = text) at Path = ID, using up to workers
+// goroutines (0 means GOMAXPROCS) for analysis.
+func IndexDocs(ctx context.Context, docs []Doc, workers int) (*Collection, error) {
+	start := time.Now()
+	c := newCollection(false)
+	an := c.engine.Analyzer()
+	err := forEach(ctx, len(docs), workers, func(i int) error {
+		d := &docs[i]
+		seq := uint64(i + 1)
+		cs := &contract.ChunkSet{
+			Schema: contract.SchemaVersion, Repo: repo, Path: d.ID, FileSeq: seq,
+			Chunks: []contract.Chunk{{ID: contract.FileKey(d.ID), Title: d.Title, Text: d.Text}},
+		}
+		c.engine.Apply(contract.DocKey(repo, d.ID), indexer.BuildDoc(cs, an), seq)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.Docs, c.Chunks = len(docs), len(docs)
+	c.IndexTime = time.Since(start)
+	return c, nil
+}
+
+// IndexMarkdown indexes every .md and .mdx file under dir (directories
+// whose name starts with '.' are skipped) through chunker.Split, as the
+// pipeline does, using up to workers goroutines (0 means GOMAXPROCS).
+// A file the chunker rejects is listed in Skipped; one that yields no
+// chunk (blank) is not indexed.
+// IndexTools indexes each document as a core tool (id = name, text =
+// description) and searches it through tool search.
+func IndexTools(ctx context.Context, docs []Doc, workers int) (*Collection, error) {
+	start := time.Now()
+	c := newCollection(false)
+	c.tools = true
+	an := c.engine.Analyzer()
+	err := forEach(ctx, len(docs), workers, func(i int) error {
+		d := &docs[i]
+		seq := uint64(i + 1)
+		t := &contract.Tool{Name: d.ID, Description: d.Text, Type: contract.ToolCore}
+		c.engine.Apply(contract.ToolIndexKey(d.ID), catalog.BuildDoc(t, seq, an), seq)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.Docs, c.Chunks = len(docs), len(docs)
+	c.IndexTime = time.Since(start)
+	return c, nil
+}
+
+func IndexMarkdown(ctx context.Context, dir string, workers int) (*Collection, error) {
+	start := time.Now()
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if p != dir && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if ext := strings.ToLower(filepath.Ext(p)); ext == ".md" || ext == ".mdx" {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("walk %s: %w", dir, err)
+	}
+	c := newCollection(true)
+	an := c.engine.Analyzer()
+	var (
+		docs, chunks atomic.Int64
+		mu           sync.Mutex
+	)
+	err = forEach(ctx, len(paths), workers, func(i int) error {
+		data, err := os.ReadFile(paths[i])
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, paths[i])
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		cs, err := chunker.Split(rel, data, chunker.Options{})
+		if err != nil {
+			mu.Lock()
+			c.Skipped = append(c.Skipped, err.Error())
+			mu.Unlock()
+			return nil
+		}
+		if len(cs) == 0 {
+			return nil
+		}
+		seq := uint64(i + 1)
+		set := &contract.ChunkSet{Schema: contract.SchemaVersion, Repo: repo, Path: rel, FileSeq: seq, Chunks: cs}
+		c.engine.Apply(contract.DocKey(repo, rel), indexer.BuildDoc(set, an), seq)
+		docs.Add(1)
+		chunks.Add(int64(len(cs)))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(c.Skipped)
+	c.Docs, c.Chunks = int(docs.Load()), int(chunks.Load())
+	c.IndexTime = time.Since(start)
+	return c, nil
+}
+
+// Search returns the k best documents for q. For Markdown it asks the
+// engine for up to maxChunkHits chunks and keeps each file once, at the
+// rank and score of its best chunk.
+func (c *Collection) Search(q string, k int) ([]Ranked, error) {
+	if k <= 0 {
+		return nil, nil
+	}
+	n := k
+	if c.files {
+		n = maxChunkHits
+	}
+	if c.tools {
+		resp, err := c.engine.SearchTools(contract.ToolSearchRequest{Query: q, Limit: k, Detail: contract.DetailName})
+		if err != nil {
+			return nil, err
+		}
+		out := make([]Ranked, 0, len(resp.Hits))
+		for _, h := range resp.Hits {
+			out = append(out, Ranked{DocID: h.Name, Score: h.Score})
+		}
+		return out, nil
+	}
+	resp, err := c.engine.SearchDocs(contract.SearchRequest{Query: q, TopK: n, NoSnippet: true})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Ranked, 0, min(k, len(resp.Hits)))
+	seen := make(map[string]bool, len(resp.Hits))
+	for _, h := range resp.Hits {
+		if len(out) == k {
+			break
+		}
+		if seen[h.Path] {
+			continue
+		}
+		seen[h.Path] = true
+		out = append(out, Ranked{DocID: h.Path, Score: h.Score})
+	}
+	return out, nil
+}

@@ -1,0 +1,124 @@
+package eval
+
+import (
+	"math"
+	"sort"
+)
+
+// Ranked is one retrieved document of a run.
+type Ranked struct {
+	DocID string
+	Score float64
+}
+
+// Order puts a run in the order trec_eval reads it: by descending score,
+// ties by descending doc ID (trec_eval compares document numbers with
+// strcmp, larger first). Only the first occurrence of a doc ID is kept,
+// where trec_eval would reject the run. The rank a system gave is ignored,
+// as trec_eval ignores the rank column, so figures computed here match
+// trec_eval run on the file WriteRun writes. run is not modified.
+func Order(run []Ranked) []Ranked {
+	out := make([]Ranked, 0, len(run))
+	seen := make(map[string]bool, len(run))
+	for _, r := range run {
+		if !seen[r.DocID] {
+			seen[r.DocID] = true
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].DocID > out[j].DocID
+	})
+	return out
+}
+
+// NDCG returns nDCG@k of ranking as trec_eval's ndcg_cut: the gain of a
+// document is its grade in rel (absent means 0), discounted by log2(rank+1);
+// the ideal ranking orders every judged relevant document by grade, whether
+// retrieved or not. It is 0 when rel holds no positive grade.
+func NDCG(ranking []string, rel map[string]int, k int) float64 {
+	var dcg float64
+	for i, id := range ranking[:min(k, len(ranking))] {
+		if g := rel[id]; g > 0 {
+			dcg += float64(g) / math.Log2(float64(i+2))
+		}
+	}
+	grades := make([]int, 0, len(rel))
+	for _, g := range rel {
+		if g > 0 {
+			grades = append(grades, g)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(grades)))
+	var idcg float64
+	for i, g := range grades[:min(k, len(grades))] {
+		idcg += float64(g) / math.Log2(float64(i+2))
+	}
+	if idcg == 0 {
+		return 0
+	}
+	return dcg / idcg
+}
+
+// Recall returns Recall@k: the share of rel's relevant documents (grade
+// > 0) found in the first k of ranking. It is 0 when none is relevant.
+func Recall(ranking []string, rel map[string]int, k int) float64 {
+	relevant := 0
+	for _, g := range rel {
+		if g > 0 {
+			relevant++
+		}
+	}
+	if relevant == 0 {
+		return 0
+	}
+	found := 0
+	for _, id := range ranking[:min(k, len(ranking))] {
+		if rel[id] > 0 {
+			found++
+		}
+	}
+	return float64(found) / float64(relevant)
+}
+
+// ReciprocalRank returns 1/r for the rank r of the first relevant document
+// of ranking when r <= k, and 0 otherwise; its mean is MRR@k.
+func ReciprocalRank(ranking []string, rel map[string]int, k int) float64 {
+	for i, id := range ranking[:min(k, len(ranking))] {
+		if rel[id] > 0 {
+			return 1 / float64(i+1)
+		}
+	}
+	return 0
+}
+
+// Scores are one query's figures, or their means over queries.
+type Scores struct {
+	NDCG10    float64 `json:"ndcg@10"`
+	Recall10  float64 `json:"recall@10"`
+	Recall100 float64 `json:"recall@100"`
+	MRR10     float64 `json:"mrr@10"`
+}
+
+// Score computes a query's figures from its run, which it orders first
+// (see Order).
+func Score(run []Ranked, rel map[string]int) Scores {
+	ordered := Order(run)
+	ids := make([]string, len(ordered))
+	for i, r := range ordered {
+		ids[i] = r.DocID
+	}
+	return scoreIDs(ids, rel)
+}
+
+func scoreIDs(ids []string, rel map[string]int) Scores {
+	return Scores{
+		NDCG10:    NDCG(ids, rel, 10),
+		Recall10:  Recall(ids, rel, 10),
+		Recall100: Recall(ids, rel, 100),
+		MRR10:     ReciprocalRank(ids, rel, 10),
+	}
+}
