@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 
 	"github.com/klauspost/compress/s2"
@@ -54,6 +55,7 @@ func EncodeIndexDoc(doc *IndexDoc) ([]byte, error) {
 		}
 		w.str(c.Title)
 		w.str(c.Text)
+		w.uint(math.Float64bits(c.Boost))
 		fields := make([]string, 0, len(c.Terms))
 		for f := range c.Terms {
 			fields = append(fields, f)
@@ -134,6 +136,7 @@ func DecodeIndexDoc(b []byte) (*IndexDoc, error) {
 		}
 		c.Title = r.str()
 		c.Text = r.str()
+		c.Boost = math.Float64frombits(r.uint())
 		nf := r.count()
 		c.Terms = make(map[string]map[string]int, nf)
 		for j := 0; j < nf && r.err == nil; j++ {

@@ -13,7 +13,7 @@ func sampleDoc() *IndexDoc {
 		Chunks: []IndexChunk{
 			{ID: "c1", Ord: 0, HeadingPath: []string{"Setup", "Install"}, Title: "Setup", Text: "Run the installer. 配置",
 				Terms: map[string]map[string]int{"body": {"run": 1, "instal": 2, "配置": 1}, "heading": {"setup": 1}}},
-			{ID: "c2", Ord: 1, Text: "", Terms: map[string]map[string]int{}},
+			{ID: "c2", Ord: 1, Text: "", Boost: 0.4, Terms: map[string]map[string]int{}},
 		},
 	}
 }

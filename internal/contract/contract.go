@@ -197,6 +197,9 @@ type IndexChunk struct {
 	Title       string                    `json:"title,omitempty"`
 	Text        string                    `json:"text"`
 	Terms       map[string]map[string]int `json:"terms"`
+	// Boost multiplies the chunk's score; 0 means 1. Navigation sections
+	// ("Related", "See also") get less than 1.
+	Boost float64 `json:"boost,omitempty"`
 }
 
 // IndexDoc is the KH_INDEX value of one source document (a file, a tool, a

@@ -42,14 +42,18 @@ func BuildDoc(cs *contract.ChunkSet, an *analysis.Analyzer) *contract.IndexDoc {
 		add(contract.FieldSummary, joinNonEmpty("\n", c.Summary, c.ReadWhen))
 		add(contract.FieldHeading, strings.Join(c.HeadingPath, "\n"))
 		add(contract.FieldBody, c.Text)
-		doc.Chunks = append(doc.Chunks, contract.IndexChunk{
+		ic := contract.IndexChunk{
 			ID:          c.ID,
 			Ord:         c.Ord,
 			HeadingPath: c.HeadingPath,
 			Title:       c.Title,
 			Text:        c.Text,
 			Terms:       terms,
-		})
+		}
+		if isNavigation(c.HeadingPath) {
+			ic.Boost = navigationBoost
+		}
+		doc.Chunks = append(doc.Chunks, ic)
 	}
 	return doc
 }
@@ -62,4 +66,25 @@ func joinNonEmpty(sep string, parts ...string) string {
 		}
 	}
 	return strings.Join(out, sep)
+}
+
+// navigationBoost scales sections that only point elsewhere, so a list of
+// links never outranks the content it links to.
+const navigationBoost = 0.4
+
+var navigationHeadings = map[string]bool{
+	"related": true, "related pages": true, "related docs": true, "related topics": true,
+	"related content": true, "see also": true, "next steps": true, "next": true,
+	"learn more": true, "further reading": true, "more resources": true, "resources": true,
+	"references": true, "links": true, "what's next": true, "what’s next": true, "read next": true,
+}
+
+// isNavigation reports whether a section's own heading names a navigation
+// section.
+func isNavigation(headingPath []string) bool {
+	if len(headingPath) == 0 {
+		return false
+	}
+	h := strings.ToLower(strings.Join(strings.Fields(headingPath[len(headingPath)-1]), " "))
+	return navigationHeadings[strings.TrimRight(h, ":")]
 }

@@ -239,6 +239,30 @@ func (e *Engine) queryTerms(ix *search.Index, q string) ([]search.Term, map[stri
 	return terms, set
 }
 
+// phraseCandidates is how many candidates a phrase query checks.
+const phraseCandidates = 500
+
+// exactTerms is the set of unexpanded query terms.
+func exactTerms(ts []search.Term) map[string]bool {
+	m := make(map[string]bool, len(ts))
+	for _, t := range ts {
+		if t.Weight == 1 {
+			m[t.Text] = true
+		}
+	}
+	return m
+}
+
+func distinctGroups(ts []search.Term) int {
+	g := map[int]bool{}
+	for _, t := range ts {
+		if t.Weight == 1 {
+			g[t.Group] = true
+		}
+	}
+	return len(g)
+}
+
 // SearchDocs runs a docs search with conflict resolution.
 func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchResponse, error) {
 	start := time.Now()
@@ -253,7 +277,8 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	case topK > e.limits.MaxTopK:
 		topK = e.limits.MaxTopK
 	}
-	terms, termSet := e.queryTerms(e.docs, q)
+	text, phrases := parseQuery(q)
+	terms, termSet := e.queryTerms(e.docs, text)
 	var filter func(*search.Entry) bool
 	if len(req.Repos) > 0 {
 		repos := make(map[string]bool, len(req.Repos))
@@ -262,8 +287,19 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		}
 		filter = func(en *search.Entry) bool { return repos[en.Source.Repo] }
 	}
-	// Fetch more than topK so that conflict losers can be replaced.
-	hits, total := e.docs.Search(search.Query{Terms: terms, Filter: filter, Limit: topK*3 + 10})
+	// Fetch more than topK so that conflict losers can be replaced, and
+	// more again when phrases will filter the candidates.
+	limit := topK*3 + 10
+	pterms := phraseTerms(e.an, phrases)
+	if len(pterms) > 0 {
+		limit = max(limit, phraseCandidates)
+	}
+	hits, total := e.docs.Search(search.Query{Terms: terms, Filter: filter, Limit: limit})
+	if len(pterms) > 0 {
+		hits = filterPhrases(e.an, hits, pterms)
+		total = len(hits)
+	}
+	boostProximity(e.an, hits, exactTerms(terms), distinctGroups(terms))
 	kept, shadowed := Resolve(hits)
 	if len(kept) > topK {
 		kept = kept[:topK]

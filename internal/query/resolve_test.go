@@ -86,3 +86,23 @@ func TestResolve(t *testing.T) {
 		})
 	}
 }
+
+func TestParseQuery(t *testing.T) {
+	tests := []struct {
+		in, text string
+		phrases  []string
+	}{
+		{`plain words`, `plain words`, nil},
+		{`"fallback model" chain`, ` fallback model  chain`, []string{"fallback model"}},
+		{`unbalanced "quote`, `unbalanced  quote`, nil},
+		{`“curly quotes” too`, ` curly quotes  too`, []string{"curly quotes"}},
+		{`"a" "b c" "unterminated`, ` a   b c   unterminated`, []string{"a", "b c"}},
+		{`echo: ripgrep~1 (((`, `echo: ripgrep~1 (((`, nil},
+	}
+	for _, tc := range tests {
+		text, phrases := parseQuery(tc.in)
+		if text != tc.text || strings.Join(phrases, "|") != strings.Join(tc.phrases, "|") {
+			t.Errorf("parseQuery(%q) = %q %q, want %q %q", tc.in, text, phrases, tc.text, tc.phrases)
+		}
+	}
+}

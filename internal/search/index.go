@@ -74,6 +74,7 @@ type Entry struct {
 
 	ord   uint32
 	alive bool
+	boost float64
 	lens  [MaxFields]uint32
 	terms []*postingList
 }
@@ -144,7 +145,10 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc) {
 	for i := range doc.Chunks {
 		c := &doc.Chunks[i]
 		e := &Entry{Source: src, ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text,
-			ord: uint32(len(ix.entries)), alive: true}
+			ord: uint32(len(ix.entries)), alive: true, boost: 1}
+		if c.Boost > 0 {
+			e.boost = c.Boost
+		}
 		// Merge per-field term frequencies into one posting per term.
 		merged := make(map[string]*[MaxFields]uint16)
 		for field, tfs := range c.Terms {
@@ -472,7 +476,7 @@ func (a *accumulator) top(entries []*Entry, filter func(*Entry) bool, limit int)
 	total := 0
 	for _, d := range a.touched {
 		e := entries[d]
-		s := a.score[d]
+		s := a.score[d] * e.boost
 		a.score[d] = 0
 		if filter != nil && !filter(e) {
 			continue

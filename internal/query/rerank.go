@@ -1,0 +1,183 @@
+package query
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/knowhub/knowhub/internal/analysis"
+	"github.com/knowhub/knowhub/internal/search"
+)
+
+// parseQuery splits a user query into its text and its quoted phrases.
+// It never fails: an unbalanced quote is just a character, and curly
+// quotes count as quotes.
+func parseQuery(q string) (text string, phrases []string) {
+	q = strings.NewReplacer("“", `"`, "”", `"`, "„", `"`).Replace(q)
+	if strings.Count(q, `"`) < 2 {
+		return strings.ReplaceAll(q, `"`, " "), nil
+	}
+	parts := strings.Split(q, `"`)
+	for i, p := range parts {
+		// Odd parts are inside quotes; a last odd part is unterminated.
+		if i%2 == 1 && i < len(parts)-1 && strings.TrimSpace(p) != "" {
+			phrases = append(phrases, p)
+		}
+	}
+	return strings.ReplaceAll(q, `"`, " "), phrases
+}
+
+// phraseTerms analyses each phrase into one term per position (the first
+// token there: identifier parts share their whole's position). Phrases of
+// fewer than two terms constrain nothing beyond the ordinary match.
+func phraseTerms(an *analysis.Analyzer, phrases []string) [][]string {
+	var out [][]string
+	for _, p := range phrases {
+		var ts []string
+		last := -1
+		for _, t := range an.Analyze(p) {
+			if t.Pos == last {
+				continue
+			}
+			last = t.Pos
+			ts = append(ts, t.Term)
+		}
+		if len(ts) >= 2 {
+			out = append(out, ts)
+		}
+	}
+	return out
+}
+
+// hasPhrase reports whether the analysed text holds the terms in order at
+// consecutive positions (identifier parts sharing a position count too).
+func hasPhrase(toks []analysis.Token, phrase []string) bool {
+	at := make(map[int]map[string]bool, len(toks))
+	for _, t := range toks {
+		m := at[t.Pos]
+		if m == nil {
+			m = map[string]bool{}
+			at[t.Pos] = m
+		}
+		m[t.Term] = true
+	}
+	for _, t := range toks {
+		if t.Term != phrase[0] {
+			continue
+		}
+		pos, ok := t.Pos, true
+		for _, next := range phrase[1:] {
+			switch {
+			case at[pos][next]:
+			case at[pos+1][next]:
+				pos++
+			default:
+				ok = false
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// entryText is the text phrases and proximity are checked against.
+func entryText(e *search.Entry) string {
+	if len(e.HeadingPath) == 0 {
+		return e.Text
+	}
+	return strings.Join(e.HeadingPath, " ") + "\n" + e.Text
+}
+
+// filterPhrases keeps the hits whose text holds every phrase.
+func filterPhrases(an *analysis.Analyzer, hits []search.Hit, phrases [][]string) []search.Hit {
+	if len(phrases) == 0 {
+		return hits
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		toks := an.Analyze(entryText(h.Entry))
+		ok := true
+		for _, p := range phrases {
+			if !hasPhrase(toks, p) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// Proximity: among the best proximityDepth hits, those where the query's
+// words stand close together gain up to proximityWeight of their score.
+const (
+	proximityDepth  = 20
+	proximityWeight = 0.1
+	proximitySpan   = 200 // bytes at which the boost halves
+)
+
+// boostProximity rescores the head of hits (sorted) and re-sorts it.
+func boostProximity(an *analysis.Analyzer, hits []search.Hit, terms map[string]bool, distinct int) {
+	if distinct < 2 {
+		return
+	}
+	n := min(len(hits), proximityDepth)
+	for i := range hits[:n] {
+		span, matched := minSpan(candidateTokens(an, entryText(hits[i].Entry), terms), terms)
+		if matched < 2 {
+			continue
+		}
+		cover := float64(matched) / float64(distinct)
+		hits[i].Score *= 1 + proximityWeight*cover*proximitySpan/float64(proximitySpan+span)
+	}
+	head := hits[:n]
+	sort.SliceStable(head, func(i, j int) bool { return head[i].Score > head[j].Score })
+	// Keep the list descending across the boundary of the rescored head.
+	if n < len(hits) && n > 0 {
+		for i := n; i < len(hits) && hits[i].Score > head[n-1].Score; i++ {
+			hits[i].Score = head[n-1].Score
+		}
+	}
+}
+
+// minSpan returns the smallest byte span covering the most distinct query
+// terms found in toks, and how many distinct terms that is.
+func minSpan(toks []analysis.Token, terms map[string]bool) (span, matched int) {
+	var ms []analysis.Token
+	present := map[string]bool{}
+	for _, t := range toks {
+		if terms[t.Term] {
+			ms = append(ms, t)
+			present[t.Term] = true
+		}
+	}
+	want := len(present)
+	if want < 2 {
+		return 0, want
+	}
+	count := map[string]int{}
+	have, best, lo := 0, -1, 0
+	for hi, t := range ms {
+		if count[t.Term] == 0 {
+			have++
+		}
+		count[t.Term]++
+		for have == want {
+			if s := ms[hi].End - ms[lo].Start; best < 0 || s < best {
+				best = s
+			}
+			count[ms[lo].Term]--
+			if count[ms[lo].Term] == 0 {
+				have--
+			}
+			lo++
+		}
+	}
+	return best, want
+}
