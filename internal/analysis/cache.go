@@ -30,9 +30,12 @@ const (
 // termCache is a bounded, lock-free cache from normalized words to index
 // terms (stemmed, or marked as stop words). Slots are grouped in sets of
 // cacheWays; a new entry goes to the first way and moves the others down
-// one, so the oldest of a full set is forgotten. Entries are immutable once published, so readers need only
-// atomic loads, and terms come back as strings that share the entry's
-// memory, which lets TermFreqs count a cached word without allocating.
+// one, so the oldest entry of a full set is forgotten. Entries are
+// immutable once published, so readers need only atomic loads, and terms
+// come back as strings that share the entry's memory, which lets TermFreqs
+// count a cached word without allocating. Concurrent misses on one set may
+// lose an entry; that costs a later miss, never a wrong term, since every
+// hit compares the whole key.
 type termCache struct {
 	slots []atomic.Pointer[byte]
 	mask  uint64

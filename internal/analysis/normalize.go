@@ -39,38 +39,41 @@ var asciiClass = [256]uint8{
 	'Z': kUpper,
 }
 
-// runeClass classifies a non-ASCII rune.
-func runeClass(r rune) uint8 {
-	if isCJK(r) {
-		return kCJK
+// asciiWord maps the bytes of plain ASCII words, letters and digits, to
+// their lower-case form (the low byte) with wordLower or wordUpper set for
+// letters; every other byte maps to 0.
+var asciiWord = func() (t [256]uint16) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = uint16(c)
 	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c] = uint16(c) | wordLower
+		t[c-'a'+'A'] = uint16(c) | wordUpper
+	}
+	return t
+}()
+
+// Letter bits of asciiWord entries.
+const (
+	wordLower = 0x100
+	wordUpper = 0x200
+)
+
+// runeClass classifies a non-ASCII rune. The scanner reads it through a
+// runeTable.
+func runeClass(r rune) uint8 {
 	switch {
+	case isCJK(r):
+		return kCJK
 	case r == 0x2010 || r == 0x2011: // hyphen, non-breaking hyphen
 		return kConn
 	case r == 0x00AD || r == 0x200C || r == 0x200D: // soft hyphen, ZWNJ, ZWJ
 		return kMark
-	}
-	if r < 0x250 { // Latin-1 and Latin Extended: the common non-ASCII case
-		switch {
-		case unicode.IsLower(r):
-			return kLower
-		case unicode.IsUpper(r):
-			return kUpper
-		case unicode.IsLetter(r):
-			return kLetter
-		case unicode.IsNumber(r):
-			return kDigit
-		}
-		return kSep
-	}
-	switch {
+	case unicode.IsLower(r):
+		return kLower
+	case unicode.IsUpper(r) || unicode.IsTitle(r):
+		return kUpper
 	case unicode.IsLetter(r):
-		if unicode.IsLower(r) {
-			return kLower
-		}
-		if unicode.IsUpper(r) || unicode.IsTitle(r) {
-			return kUpper
-		}
 		return kLetter
 	case unicode.IsMark(r):
 		return kMark
@@ -145,7 +148,7 @@ func isDroppedMark(r rune) bool {
 		r >= 0x1DC0 && r <= 0x1DFF, // combining diacritical marks supplement
 		r >= 0x20D0 && r <= 0x20FF, // combining marks for symbols
 		r >= 0xFE20 && r <= 0xFE2F, // combining half marks
-		r == 0x00AD, r == 0x200C, r == 0x200D, r == 0xFEFF:
+		r == 0x00AD, r == 0x200C, r == 0x200D:
 		return true
 	}
 	return false

@@ -158,26 +158,20 @@ func (st *state) word(text string, start int) int {
 	// Fast path: a plain ASCII word, hashed (lower-cased) as it is scanned.
 	h := hashInit
 	i := start
-	hasUpper, innerUpper, hasLower := false, false, false
-scan:
-	for ; i < n; i++ {
-		c := text[i]
-		if c >= utf8.RuneSelf {
-			break
+	first, inner := asciiWord[text[i]], uint16(0) // inner: bits of all but the first byte
+	if first != 0 {
+		h = hashByte(h, byte(first))
+		for i++; i < n; i++ {
+			w := asciiWord[text[i]]
+			if w == 0 {
+				break
+			}
+			inner |= w
+			h = hashByte(h, byte(w))
 		}
-		switch asciiClass[c] {
-		case kLower:
-			hasLower = true
-		case kUpper:
-			hasUpper = true
-			innerUpper = innerUpper || i > start
-			c += 'a' - 'A'
-		case kDigit:
-		default:
-			break scan
-		}
-		h = hashByte(h, c)
 	}
+	hasUpper := (first|inner)&wordUpper != 0
+	innerUpper, hasLower := inner&wordUpper != 0, (first|inner)&wordLower != 0
 	plain := i == n
 	if !plain && text[i] < utf8.RuneSelf {
 		switch asciiClass[text[i]] {
