@@ -132,8 +132,14 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		n.Watcher = w
 	}
 	if stages.Query {
-		n.Query = query.New(query.Config{Limits: query.Limits{DefaultTopK: cfg.Query.DefaultTopK, MaxTopK: cfg.Query.MaxTopK}},
-			query.Deps{NC: nc, JS: js, Logger: log})
+		qc := query.Config{
+			Limits:       query.Limits{DefaultTopK: cfg.Query.DefaultTopK, MaxTopK: cfg.Query.MaxTopK},
+			MaxBodyBytes: cfg.HTTP.MaxBodyBytes,
+		}
+		for _, t := range cfg.HTTP.Tokens {
+			qc.Tokens = append(qc.Tokens, query.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
+		}
+		n.Query = query.New(qc, query.Deps{NC: nc, JS: js, Logger: log})
 		if cfg.HTTP.Enabled() {
 			ln, err := net.Listen("tcp", cfg.HTTP.Listen)
 			if err != nil {

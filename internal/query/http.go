@@ -11,8 +11,13 @@ import (
 	"github.com/knowhub/knowhub/internal/contract"
 )
 
-// Handler returns the HTTP API of the service.
+// Handler returns the HTTP API of the service: bearer-token
+// authentication, bounded bodies, JSON errors.
 func (s *Service) Handler() http.Handler {
+	return s.auth.middleware(s.cfg.MaxBodyBytes, s.routes())
+}
+
+func (s *Service) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -79,10 +84,10 @@ func (s *Service) httpRemoveTool(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// readJSON decodes a bounded JSON body, answering 413 or 400 itself.
+// readJSON decodes a JSON body (bounded by the middleware), answering 413
+// or 400 itself.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	body := http.MaxBytesReader(w, r.Body, maxBodyBytes)
-	dec := json.NewDecoder(body)
+	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		var tooBig *http.MaxBytesError
@@ -96,8 +101,6 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	return true
 }
 
-// maxBodyBytes bounds request bodies.
-const maxBodyBytes = 8 << 20
 
 func (s *Service) httpSearchDocs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()

@@ -31,6 +31,10 @@ type Config struct {
 	// MinSeqWait bounds how long a search with min_seq waits.
 	MinSeqWait time.Duration
 	Limits     Limits
+	// Tokens are the HTTP API's bearer tokens; none means an open API.
+	Tokens []Token
+	// MaxBodyBytes bounds HTTP request bodies (default 1 MiB).
+	MaxBodyBytes int64
 }
 
 // Deps are the service's collaborators.
@@ -47,6 +51,7 @@ type Service struct {
 	js     jetstream.JetStream
 	log    *slog.Logger
 	engine *Engine
+	auth   *authenticator
 
 	readyOnce sync.Once
 	ready     chan struct{}
@@ -57,12 +62,16 @@ func New(cfg Config, deps Deps) *Service {
 	if cfg.MinSeqWait == 0 {
 		cfg.MinSeqWait = 5 * time.Second
 	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
 	return &Service{
 		cfg:    cfg,
 		nc:     deps.NC,
 		js:     deps.JS,
 		log:    deps.Logger.With("component", Stage),
 		engine: NewEngine(cfg.Limits),
+		auth:   newAuthenticator(cfg.Tokens),
 		ready:  make(chan struct{}),
 	}
 }
