@@ -103,10 +103,10 @@ func Split(path string, src []byte, opts Options) ([]contract.Chunk, error) {
 		// MDX has no indented code blocks and treats component tags as
 		// structure: strip the tags and the indentation of their content
 		// before parsing, so that the content parses as Markdown.
-		var b strings.Builder
+		var b bytes.Buffer
 		b.Grow(len(body))
 		r.stripMarkup(&b, string(body), true)
-		body = []byte(b.String())
+		body = b.Bytes()
 		r.mdx = true
 	}
 	r.text.Grow(len(body))

@@ -495,3 +495,41 @@ func TestMeasure(t *testing.T) {
 		})
 	}
 }
+
+func TestEstimateMatchesCounter(t *testing.T) {
+	inputs := []string{"a日b", "日x", "x日", "éa", "aé", "ü\u0301", "x\x00y", "a.b c", "🙂a", "a🙂"}
+	for _, c := range loadCases(t) {
+		inputs = append(inputs, string(c.input))
+	}
+	for _, in := range inputs {
+		var c counter
+		for i := 0; i < len(in); i++ {
+			c.add(in[i])
+		}
+		if got := EstimateTokens(in); got != c.total() {
+			t.Errorf("EstimateTokens(%.40q) = %d, counter says %d", in, got, c.total())
+		}
+	}
+}
+
+func TestSplitConcurrent(t *testing.T) {
+	cases := loadCases(t)
+	want := make([]string, len(cases))
+	for i, c := range cases {
+		chunks, err := Split(c.path, c.input, c.opts)
+		want[i] = dump(chunks, err)
+	}
+	t.Run("parallel", func(t *testing.T) {
+		for w := range 4 {
+			t.Run(strconv.Itoa(w), func(t *testing.T) {
+				t.Parallel()
+				for i, c := range cases {
+					chunks, err := Split(c.path, c.input, c.opts)
+					if got := dump(chunks, err); got != want[i] {
+						t.Errorf("%s: concurrent result differs", c.file)
+					}
+				}
+			})
+		}
+	})
+}

@@ -25,13 +25,11 @@ func splitFrontMatter(src []byte) (frontMatter, []byte) {
 	if !ok || !isFence(first, "---") {
 		return frontMatter{}, src
 	}
-	yml := rest
 	for off := 0; off < len(rest); {
 		line, _, _ := bytes.Cut(rest[off:], []byte{'\n'})
 		if isFence(line, "---") || isFence(line, "...") {
-			yml = rest[:off]
 			body := rest[min(off+len(line)+1, len(rest)):]
-			return parseFrontMatter(yml), body
+			return parseFrontMatter(rest[:off]), body
 		}
 		off += len(line) + 1
 	}

@@ -172,18 +172,17 @@ func (r *renderer) block(n ast.Node, src []byte, depth int, root bool) {
 // render like the rest of the document. A block inside re-parsed content
 // is emitted as stripped text.
 func (r *renderer) markup(raw string, depth int) {
-	var b strings.Builder
+	var b bytes.Buffer
 	b.Grow(len(raw))
 	r.stripMarkup(&b, raw, depth == 0)
-	s := b.String()
+	src := b.Bytes()
 	if depth > 0 {
-		r.emit([]byte(s), false)
+		r.emit(src, false)
 		return
 	}
-	if strings.TrimSpace(s) == "" {
+	if isBlank(src) {
 		return
 	}
-	src := []byte(s)
 	r.block(r.parser.Parse(text.NewReader(src)), src, depth+1, false)
 }
 
@@ -262,7 +261,7 @@ func (r *renderer) rawHTML(c *ast.RawHTML, src []byte) {
 // leaving fenced code blocks and code spans untouched (a fenced block loses
 // only its fence's indentation). With escape set, kept attribute values
 // are backslash-escaped so that a re-parse reads them as plain text.
-func (r *renderer) stripMarkup(dst *strings.Builder, s string, escape bool) {
+func (r *renderer) stripMarkup(dst *bytes.Buffer, s string, escape bool) {
 	r.noComment, r.noMDXComment = -1, -1
 	var f fence
 	for s != "" {
@@ -295,7 +294,7 @@ func (r *renderer) stripMarkup(dst *strings.Builder, s string, escape bool) {
 // stripLine strips tags from the first line of s and returns the text after
 // it; a tag may span lines, and the line ends at the first newline outside
 // one.
-func (r *renderer) stripLine(dst *strings.Builder, s string, escape bool) string {
+func (r *renderer) stripLine(dst *bytes.Buffer, s string, escape bool) string {
 	hasText := false
 	for i := 0; i < len(s); {
 		j := strings.IndexAny(s[i:], "\n`<{")
@@ -597,8 +596,9 @@ func isInlineElement(name string) bool {
 }
 
 // isMDX reports whether a document is MDX-style: an .mdx file, or one
-// with a line, outside fenced code, that starts with a JSX component tag
-// such as <Note> or </Tab>.
+// with a line, outside fenced code and indented less than four columns
+// (deeper, it could be an indented code block showing JSX), that starts
+// with a JSX component tag such as <Note> or </Tab>.
 func isMDX(p string, src []byte) bool {
 	if strings.EqualFold(path.Ext(p), ".mdx") {
 		return true
@@ -628,7 +628,7 @@ func isMDX(p string, src []byte) bool {
 			} else {
 				f.opens(body, j)
 			}
-		case c == '<' && !f.open:
+		case c == '<' && !f.open && j <= 3:
 			name := bytes.TrimPrefix(line[j+1:], []byte{'/'})
 			k := 0
 			for k < len(name) && isNameByte(name[k]) {
@@ -876,7 +876,7 @@ func writeReference(dst *bytes.Buffer, v []byte) int {
 
 // writeEscaped writes an attribute value on one line with its ASCII
 // punctuation backslash-escaped, so Markdown parsing keeps it literal.
-func writeEscaped(dst *strings.Builder, v string) {
+func writeEscaped(dst *bytes.Buffer, v string) {
 	for i, f := range strings.Fields(v) {
 		if i > 0 {
 			dst.WriteByte(' ')
