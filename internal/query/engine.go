@@ -242,27 +242,6 @@ func (e *Engine) queryTerms(ix *search.Index, q string) ([]search.Term, map[stri
 // phraseCandidates is how many candidates a phrase query checks.
 const phraseCandidates = 500
 
-// exactTerms is the set of unexpanded query terms.
-func exactTerms(ts []search.Term) map[string]bool {
-	m := make(map[string]bool, len(ts))
-	for _, t := range ts {
-		if t.Weight == 1 {
-			m[t.Text] = true
-		}
-	}
-	return m
-}
-
-func distinctGroups(ts []search.Term) int {
-	g := map[int]bool{}
-	for _, t := range ts {
-		if t.Weight == 1 {
-			g[t.Group] = true
-		}
-	}
-	return len(g)
-}
-
 // SearchDocs runs a docs search with conflict resolution.
 func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchResponse, error) {
 	start := time.Now()
@@ -299,7 +278,8 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		hits = filterPhrases(e.an, hits, pterms)
 		total = len(hits)
 	}
-	boostProximity(e.an, hits, exactTerms(terms), distinctGroups(terms))
+	ps := newProbeSet(termSet)
+	boostProximity(hits, ps)
 	kept, shadowed := Resolve(hits)
 	if len(kept) > topK {
 		kept = kept[:topK]
@@ -310,7 +290,7 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		termSet = nil
 	}
 	for _, h := range kept {
-		resp.Hits = append(resp.Hits, e.hit(h, termSet))
+		resp.Hits = append(resp.Hits, e.hit(h, ps, termSet))
 		shown[h.Entry] = true
 	}
 	for _, s := range shadowed {
@@ -319,7 +299,7 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		}
 		w := s.Winner.Entry
 		resp.Shadowed = append(resp.Shadowed, contract.ShadowedHit{
-			SearchHit:  e.hit(s.Hit, termSet),
+			SearchHit:  e.hit(s.Hit, ps, termSet),
 			ShadowedBy: w.Source.Repo + ":" + w.Source.Path + "#" + w.ID,
 			Reason:     s.Reason,
 		})
@@ -328,7 +308,7 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	return resp, nil
 }
 
-func (e *Engine) hit(h search.Hit, terms map[string]bool) contract.SearchHit {
+func (e *Engine) hit(h search.Hit, ps *probeSet, terms map[string]bool) contract.SearchHit {
 	en := h.Entry
 	return contract.SearchHit{
 		Collection:  en.Source.Collection,
@@ -338,7 +318,7 @@ func (e *Engine) hit(h search.Hit, terms map[string]bool) contract.SearchHit {
 		Title:       en.Title,
 		ChunkID:     en.ID,
 		Score:       h.Score,
-		Snippet:     e.snippet(en.Text, terms),
+		Snippet:     e.snippet(en.Text, ps, terms),
 		Seq:         en.Source.SourceSeq,
 		Priority:    en.Source.Meta.Priority,
 		RepoType:    en.Source.Meta.Type,
@@ -346,11 +326,11 @@ func (e *Engine) hit(h search.Hit, terms map[string]bool) contract.SearchHit {
 }
 
 // snippet builds a hit's snippet; nil terms mean no snippet.
-func (e *Engine) snippet(text string, terms map[string]bool) string {
+func (e *Engine) snippet(text string, ps *probeSet, terms map[string]bool) string {
 	if terms == nil {
 		return ""
 	}
-	return Snippet(e.an, text, terms, snippetBytes)
+	return Snippet(e.an, text, ps, terms, snippetBytes)
 }
 
 // Stats reports what the engine holds.

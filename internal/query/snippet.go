@@ -1,7 +1,6 @@
 package query
 
 import (
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -12,51 +11,72 @@ import (
 // Snippet returns the passage of text, at most maxLen bytes cut at word
 // boundaries, that holds the most distinct query terms, with every matched
 // word marked as **word**. Without a match it returns the start of text.
-func Snippet(an *analysis.Analyzer, text string, terms map[string]bool, maxLen int) string {
-	type match struct {
-		start, end int
-		term       string
-	}
-	var ms []match
-	for _, t := range candidateTokens(an, text, terms) {
-		if terms[t.Term] {
-			// Identifier parts share their source word and CJK bigrams
-			// overlap: merge them into one marked span.
-			if n := len(ms); n > 0 && t.Start < ms[n-1].end {
-				ms[n-1].end = max(ms[n-1].end, t.End)
-				continue
-			}
-			ms = append(ms, match{t.Start, t.End, t.Term})
+// Only the chosen window is analysed, so long sections cost a byte scan.
+func Snippet(an *analysis.Analyzer, text string, ps *probeSet, terms map[string]bool, maxLen int) string {
+	hits := ps.scan(text)
+	start, end := 0, cutEnd(text, 0, maxLen)
+	from, to, n := bestWindow(hits, maxLen)
+	if n > 0 {
+		span := hits[to-1].end - hits[from].pos
+		start = cutStart(text, hits[from].pos-(maxLen-span)/3)
+		end = cutEnd(text, start, maxLen)
+		if end < hits[to-1].end {
+			end = cutEnd(text, hits[from].pos, maxLen)
+			start = cutStart(text, hits[from].pos)
 		}
 	}
-	if len(ms) == 0 {
-		return mark(text, 0, cutEnd(text, 0, maxLen), nil)
-	}
-	// Slide a window over the matches; keep the one with most distinct terms.
-	bestI, bestJ, bestN := 0, 0, 0
-	for i := range ms {
-		seen := map[string]bool{}
-		j := i
-		for ; j < len(ms) && ms[j].end-ms[i].start <= maxLen; j++ {
-			seen[ms[j].term] = true
-		}
-		if len(seen) > bestN {
-			bestI, bestJ, bestN = i, j, len(seen)
-		}
-	}
-	span := ms[bestJ-1].end - ms[bestI].start
-	start := cutStart(text, ms[bestI].start-(maxLen-span)/3)
-	end := cutEnd(text, start, maxLen)
-	if end < ms[bestJ-1].end {
-		end = ms[bestJ-1].end
-	}
+	// Mark each probed word in the window whose analysis yields a query
+	// term; only those few words are analysed.
 	var marks [][2]int
-	for _, m := range ms {
-		if m.start >= start && m.end <= end {
-			marks = append(marks, [2]int{m.start, m.end})
+	for _, h := range hits {
+		if h.pos < start || h.end > end {
+			continue
+		}
+		ws, we := wordAround(text, h.pos, h.end, start, end)
+		if n := len(marks); n > 0 && ws < marks[n-1][1] {
+			continue // same word as the previous mark
+		}
+		for _, t := range an.Analyze(text[ws:we]) {
+			if terms[t.Term] {
+				marks = append(marks, [2]int{ws, we})
+				break
+			}
 		}
 	}
 	return mark(text, start, end, marks)
+}
+
+// wordAround widens [pos, end) to the identifier-like word holding it,
+// within [lo, hi). Scripts without spaces (CJK) keep the probe's span.
+func wordAround(text string, pos, end, lo, hi int) (int, int) {
+	if r, _ := utf8.DecodeRuneInString(text[pos:]); r >= 0x2E80 {
+		return pos, end
+	}
+	isWord := func(r rune) bool {
+		return r < 0x2E80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' || r == '.' || unicode.Is(unicode.Mn, r))
+	}
+	for pos > lo {
+		r, size := utf8.DecodeLastRuneInString(text[lo:pos])
+		if !isWord(r) {
+			break
+		}
+		pos -= size
+	}
+	for end < hi {
+		r, size := utf8.DecodeRuneInString(text[end:hi])
+		if !isWord(r) {
+			break
+		}
+		end += size
+	}
+	// Trailing dots and dashes end sentences, not words.
+	for end > pos && (text[end-1] == '.' || text[end-1] == '-') {
+		end--
+	}
+	for pos < end && (text[pos] == '.' || text[pos] == '-') {
+		pos++
+	}
+	return pos, end
 }
 
 func mark(text string, start, end int, marks [][2]int) string {
@@ -79,6 +99,9 @@ func mark(text string, start, end int, marks [][2]int) string {
 	return strings.Join(strings.Fields(b.String()), " ")
 }
 
+// maxWordBack bounds how far a cut moves to reach a word boundary.
+const maxWordBack = 32
+
 // cutStart moves i back to the start of a word (or 0).
 func cutStart(text string, i int) int {
 	if i <= 0 {
@@ -98,9 +121,6 @@ func cutStart(text string, i int) int {
 	return i
 }
 
-// maxWordBack bounds how far a cut moves to reach a word boundary.
-const maxWordBack = 32
-
 // cutEnd returns the end of the last whole word within maxLen bytes of start.
 func cutEnd(text string, start, maxLen int) int {
 	end := start + maxLen
@@ -118,68 +138,4 @@ func cutEnd(text string, start, maxLen int) int {
 		i -= size
 	}
 	return end // no space nearby: cut at a rune boundary
-}
-
-// candidateTokens analyses only the regions of text where a query term may
-// occur: around every occurrence of a term's first few bytes in the
-// ASCII-lower-cased text. Long sections then cost a byte scan, not a full
-// analysis. Offsets are relative to text.
-func candidateTokens(an *analysis.Analyzer, text string, terms map[string]bool) []analysis.Token {
-	if len(text) <= 512 {
-		return an.Analyze(text)
-	}
-	lower := asciiLower(text)
-	var regions [][2]int
-	for t := range terms {
-		probe := t
-		if len(probe) > 4 {
-			probe = probe[:4]
-			for !utf8.ValidString(probe) {
-				probe = probe[:len(probe)-1]
-			}
-		}
-		for from := 0; from < len(lower); {
-			i := strings.Index(lower[from:], probe)
-			if i < 0 {
-				break
-			}
-			i += from
-			regions = append(regions, [2]int{cutStart(text, i-48), cutEnd(text, i, 96)})
-			from = i + len(probe)
-		}
-	}
-	if len(regions) == 0 {
-		return nil
-	}
-	sort.Slice(regions, func(i, j int) bool { return regions[i][0] < regions[j][0] })
-	var toks []analysis.Token
-	cur := regions[0]
-	flush := func(r [2]int) {
-		for _, t := range an.Analyze(text[r[0]:r[1]]) {
-			t.Start += r[0]
-			t.End += r[0]
-			toks = append(toks, t)
-		}
-	}
-	for _, r := range regions[1:] {
-		if r[0] <= cur[1] {
-			cur[1] = max(cur[1], r[1])
-			continue
-		}
-		flush(cur)
-		cur = r
-	}
-	flush(cur)
-	return toks
-}
-
-// asciiLower lower-cases ASCII letters only, so byte offsets are kept.
-func asciiLower(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
