@@ -36,6 +36,22 @@ func Connect(ctx context.Context, n config.NATS, name string) (*nats.Conn, jetst
 	if err != nil {
 		return nil, nil, err
 	}
+	return withTopology(ctx, nc)
+}
+
+// ConnectEmbedded connects to an embedded server in process and declares
+// the topology.
+func ConnectEmbedded(ctx context.Context, srv *broker.Embedded, name string) (*nats.Conn, jetstream.JetStream, error) {
+	nc, err := srv.ConnectInProcess(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return withTopology(ctx, nc)
+}
+
+// withTopology wraps nc in JetStream and declares the contract's streams
+// and buckets; it closes nc on failure.
+func withTopology(ctx context.Context, nc *nats.Conn) (*nats.Conn, jetstream.JetStream, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		nc.Close()
@@ -100,12 +116,9 @@ type Node struct {
 // stage runs and cfg enables it.
 func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstream.JetStream, stages Stages, log *slog.Logger) (*Node, error) {
 	n := &Node{cfg: cfg, log: log, nc: nc, js: js, stages: stages}
-	var red *redact.Redactor
-	if stages.Watcher || stages.Chunker {
-		var err error
-		if red, err = NewRedactor(cfg); err != nil {
-			return nil, fmt.Errorf("redactor: %w", err)
-		}
+	red, err := NewRedactor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("redactor: %w", err)
 	}
 	if stages.Chunker || stages.Indexer {
 		b, err := bus.New(nc, log)
@@ -139,7 +152,11 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		for _, t := range cfg.HTTP.Tokens {
 			qc.Tokens = append(qc.Tokens, query.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
 		}
-		n.Query = query.New(qc, query.Deps{NC: nc, JS: js, Logger: log})
+		q, err := query.New(qc, query.Deps{NC: nc, JS: js, Logger: log, Redactor: red})
+		if err != nil {
+			return nil, err
+		}
+		n.Query = q
 		if cfg.HTTP.Enabled() {
 			ln, err := net.Listen("tcp", cfg.HTTP.Listen)
 			if err != nil {

@@ -19,6 +19,7 @@ type Progress struct {
 	ChunkerPending uint64 `json:"chunker_pending"`
 	IndexerPending uint64 `json:"indexer_pending"`
 	ToolsPending   uint64 `json:"tools_pending"`
+	KBPending      uint64 `json:"kb_pending"`
 	IndexLastRev   uint64 `json:"index_last_revision"`
 	DeadLetters    uint64 `json:"dead_letters"`
 }
@@ -49,6 +50,13 @@ func ReadProgress(ctx context.Context, js jetstream.JetStream) (Progress, error)
 	if p.ToolsPending, err = pending(ctx, js, contract.StreamTools, indexer.StageTools, tools.Msgs); err != nil {
 		return p, err
 	}
+	know, err := streamLast(ctx, js, contract.StreamKnowledge)
+	if err != nil {
+		return p, err
+	}
+	if p.KBPending, err = pending(ctx, js, contract.StreamKnowledge, indexer.StageKB, know.Msgs); err != nil {
+		return p, err
+	}
 	idx, err := streamLast(ctx, js, "KV_"+contract.BucketIndex)
 	if err != nil {
 		return p, err
@@ -65,7 +73,7 @@ func ReadProgress(ctx context.Context, js jetstream.JetStream) (Progress, error)
 // CaughtUp reports whether every file has gone through the pipeline and a
 // replica at revision applied has loaded the result.
 func (p Progress) CaughtUp(applied uint64) bool {
-	return p.ChunkerPending == 0 && p.IndexerPending == 0 && p.ToolsPending == 0 && applied >= p.IndexLastRev
+	return p.ChunkerPending == 0 && p.IndexerPending == 0 && p.ToolsPending == 0 && p.KBPending == 0 && applied >= p.IndexLastRev
 }
 
 func streamLast(ctx context.Context, js jetstream.JetStream, name string) (jetstream.StreamState, error) {

@@ -28,7 +28,7 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 	}
 	defer srv.Shutdown()
 	cfg.NATS = config.NATS{URL: srv.ClientURL(), Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload}
-	nc, js, err := Connect(ctx, cfg.NATS, "knowhub-up")
+	nc, js, err := ConnectEmbedded(ctx, srv, "knowhub-up")
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,7 @@ func EncodeIndexDoc(doc *IndexDoc) ([]byte, error) {
 	w.str(doc.Meta.Type)
 	w.bool(doc.Deleted)
 	w.bytes(tool)
+	w.bytes(doc.Record)
 	w.uint(uint64(len(doc.Chunks)))
 	var terms []string
 	for i := range doc.Chunks {
@@ -119,6 +120,9 @@ func DecodeIndexDoc(b []byte) (*IndexDoc, error) {
 		if err := json.Unmarshal(tool, doc.Tool); err != nil {
 			return nil, fmt.Errorf("decode tool: %w", err)
 		}
+	}
+	if rec := r.bytes(); len(rec) > 0 {
+		doc.Record = append(json.RawMessage(nil), rec...)
 	}
 	n := r.count()
 	if n > 0 {

@@ -22,6 +22,7 @@ func TestIndexDocRoundTrip(t *testing.T) {
 	for _, doc := range []*IndexDoc{
 		sampleDoc(),
 		{Schema: 1, Collection: CollectionDocs, Repo: "r", Path: "gone.md", SourceSeq: 7, Deleted: true},
+		{Schema: 1, Collection: CollectionKB, Path: "abc", SourceSeq: 8, Record: json.RawMessage(`{"id":"abc"}`)},
 		{Schema: 1, Collection: CollectionTools, Path: "Grep", SourceSeq: 9,
 			Tool:   &Tool{Name: "Grep", Description: "Search files.", Type: ToolCore, InputSchema: json.RawMessage(`{"type":"object"}`)},
 			Chunks: []IndexChunk{{ID: "g", Title: "Grep", Text: "Search files.", Terms: map[string]map[string]int{"name": {"grep": 1}}}}},

@@ -6,6 +6,7 @@ package contract
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -37,7 +38,7 @@ const (
 	SubjectFiles       = "kh.files"       // kh.files.<repo>.<fileKey>
 	SubjectChunks      = "kh.chunks"      // kh.chunks.<repo>.<fileKey>
 	SubjectTools       = "kh.tools"       // kh.tools.t.<toolKey> (see SubjectToolsEvents)
-	SubjectKnowledge   = "kh.kb"          // kh.kb.<id>
+	SubjectKnowledge   = "kh.kb.e"        // kh.kb.e.<id> (kh.kb.save etc. are requests)
 	SubjectTranscripts = "kh.transcripts" // kh.transcripts.<agent>
 	SubjectDLQ         = "kh.dlq"         // kh.dlq.<stage>
 )
@@ -217,6 +218,9 @@ type IndexDoc struct {
 	Chunks     []IndexChunk `json:"chunks,omitempty"`
 	// Tool is the descriptor of a tools-collection document.
 	Tool *Tool `json:"tool,omitempty"`
+	// Record is the collection's own record of the document as JSON (the
+	// knowledge entry), for filters the index cannot express.
+	Record json.RawMessage `json:"record,omitempty"`
 }
 
 // Path normalisation shared by the watcher and conflict resolution.

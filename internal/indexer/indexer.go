@@ -33,10 +33,12 @@ type Deps struct {
 	Logger *slog.Logger
 }
 
-// Worker consumes KH_CHUNKS and KH_TOOLS and writes KH_INDEX.
+// Worker consumes KH_CHUNKS, KH_TOOLS and KH_KNOWLEDGE and writes KH_INDEX
+// (and KH_KB, the current knowledge records).
 type Worker struct {
 	cfg Config
 	kv  jetstream.KeyValue
+	kb  jetstream.KeyValue
 	an  *analysis.Analyzer
 	log *slog.Logger
 }
@@ -47,7 +49,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bucket %s: %w", contract.BucketIndex, err)
 	}
-	w := &Worker{cfg: cfg, kv: kv, an: analysis.New(), log: deps.Logger.With("component", Stage)}
+	kbBucket, err := deps.Bus.JetStream().KeyValue(ctx, contract.BucketKB)
+	if err != nil {
+		return nil, fmt.Errorf("open bucket %s: %w", contract.BucketKB, err)
+	}
+	w := &Worker{cfg: cfg, kv: kv, kb: kbBucket, an: analysis.New(), log: deps.Logger.With("component", Stage)}
 	err = deps.Bus.Handle(bus.Consumer{
 		Stage:   Stage,
 		Stream:  contract.StreamChunks,
@@ -68,6 +74,17 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 		// makes a search's min_seq mean "every earlier write is applied".
 		Concurrency: 1,
 	}, w.handleTool)
+	if err != nil {
+		return nil, err
+	}
+	err = deps.Bus.Handle(bus.Consumer{
+		Stage:       StageKB,
+		Stream:      contract.StreamKnowledge,
+		Durable:     StageKB,
+		Filter:      contract.SubjectKnowledge + ".>",
+		AckWait:     cfg.AckWait,
+		Concurrency: 1, // events of one entry fold in stream order
+	}, w.handleKB)
 	if err != nil {
 		return nil, err
 	}

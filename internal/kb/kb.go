@@ -238,7 +238,10 @@ type UpdateResponse struct {
 // the transport should take them from the caller's identity when it has
 // one rather than trust the body.
 type SearchRequest struct {
-	Query  string   `json:"query"`
+	Query string `json:"query"`
+	// MinSeq, when set, waits (bounded) until the index has applied the
+	// KH_KNOWLEDGE event at this sequence: an agent reads its own writes.
+	MinSeq uint64   `json:"min_seq,omitempty"`
 	Limit  int      `json:"limit,omitempty"`
 	Types  []string `json:"types,omitempty"`
 	Scopes []string `json:"scopes,omitempty"`
@@ -260,10 +263,11 @@ type Hit struct {
 // SearchResponse is the reply of kb.search. With format=prompt, Prompt holds
 // the hits rendered by FormatPrompt and Hits is still filled.
 type SearchResponse struct {
-	Query  string `json:"query"`
-	Hits   []Hit  `json:"hits"`
-	Total  int    `json:"total"`
-	Prompt string `json:"prompt,omitempty"`
+	Query      string `json:"query"`
+	Hits       []Hit  `json:"hits"`
+	Total      int    `json:"total"`
+	Prompt     string `json:"prompt,omitempty"`
+	TookMicros int64  `json:"took_us"`
 }
 
 // problems collects validation errors, each naming its field.

@@ -2,6 +2,7 @@ package kb
 
 import (
 	"cmp"
+	"encoding/json"
 	"html"
 	"math"
 	"slices"
@@ -227,6 +228,9 @@ func BuildDoc(e *Entry, an *analysis.Analyzer) *contract.IndexDoc {
 	}
 	add(contract.FieldTask, e.Task)
 	add(contract.FieldContent, e.Content)
+	if rec, err := json.Marshal(e); err == nil {
+		doc.Record = rec
+	}
 	doc.Chunks = []contract.IndexChunk{{
 		ID:    e.ID,
 		Title: e.Task,

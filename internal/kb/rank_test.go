@@ -235,7 +235,7 @@ func kbIndex(t testing.TB, an *analysis.Analyzer, params search.Params) (*search
 		e.Types, e.State = []string{TypeStrategy}, StateActive
 		e.QualityScore = QualityScore(e.Eval.Score, e.Eval.Helpful, e.Eval.Harmful)
 		entries[e.ID] = e
-		ix.Put(IndexKey(e.ID), BuildDoc(e, an))
+		ix.Put(IndexKey(e.ID), BuildDoc(e, an), nil)
 	}
 	for i, content := range kbFiller() {
 		add(&Entry{ID: fmt.Sprintf("filler%d", i), Task: "note", Content: content, Eval: Eval{Score: 3}})

@@ -5,6 +5,7 @@
 package query
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -16,6 +17,7 @@ import (
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/catalog"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/search"
 )
 
@@ -46,6 +48,7 @@ type Engine struct {
 	an     *analysis.Analyzer
 	docs   *search.Index
 	tools  *search.Index
+	kb     *search.Index
 
 	completion float64
 	gramWeight float64
@@ -104,7 +107,12 @@ func NewEngineScoring(limits Limits, sc Scoring) *Engine {
 	if err != nil {
 		panic(err)
 	}
-	return &Engine{limits: limits, an: analysis.New(), docs: docs, tools: tools, changed: make(chan struct{}), completion: sc.CompletionWeight, gramWeight: sc.GramWeight}
+	kbIndex, err := search.New(kb.SearchParams())
+	if err != nil {
+		panic(err)
+	}
+	return &Engine{limits: limits, an: analysis.New(), docs: docs, tools: tools, kb: kbIndex,
+		changed: make(chan struct{}), completion: sc.CompletionWeight, gramWeight: sc.GramWeight}
 }
 
 // Analyzer returns the engine's analyzer.
@@ -114,18 +122,21 @@ func (e *Engine) Analyzer() *analysis.Analyzer { return e.an }
 // or purged) at a bucket revision.
 func (e *Engine) Apply(key string, doc *contract.IndexDoc, revision uint64) {
 	collection, _, _ := strings.Cut(key, ".")
-	var ix *search.Index
-	switch collection {
-	case contract.CollectionDocs:
-		ix = e.docs
-	case contract.CollectionTools:
-		ix = e.tools
+	ix := e.index(collection)
+	var extra any
+	if collection == contract.CollectionKB && doc != nil && len(doc.Record) > 0 {
+		var entry kb.Entry
+		if err := json.Unmarshal(doc.Record, &entry); err != nil {
+			doc = nil // unreadable record: never serve the entry
+		} else {
+			extra = &entry
+		}
 	}
 	if ix != nil {
 		if doc == nil {
 			ix.Remove(key)
 		} else {
-			ix.Put(key, doc)
+			ix.Put(key, doc, extra)
 		}
 	}
 	e.mu.Lock()
@@ -135,6 +146,19 @@ func (e *Engine) Apply(key string, doc *contract.IndexDoc, revision uint64) {
 	close(e.changed)
 	e.changed = make(chan struct{})
 	e.mu.Unlock()
+}
+
+// index returns the index of a collection, or nil.
+func (e *Engine) index(collection string) *search.Index {
+	switch collection {
+	case contract.CollectionDocs:
+		return e.docs
+	case contract.CollectionTools:
+		return e.tools
+	case contract.CollectionKB:
+		return e.kb
+	}
+	return nil
 }
 
 // Revision returns the last applied KH_INDEX revision.
@@ -147,9 +171,9 @@ func (e *Engine) Revision() uint64 {
 // WaitApplied blocks until the collection's index has applied source
 // sequence seq, or timeout passes. It reports whether seq was reached.
 func (e *Engine) WaitApplied(collection string, seq uint64, timeout time.Duration) bool {
-	ix := e.docs
-	if collection == contract.CollectionTools {
-		ix = e.tools
+	ix := e.index(collection)
+	if ix == nil {
+		return false
 	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
@@ -335,15 +359,15 @@ func (e *Engine) snippet(text string, ps *probeSet, terms map[string]bool) strin
 
 // Stats reports what the engine holds.
 func (e *Engine) Stats(ready bool) *contract.StatsResponse {
-	st, tt := e.docs.Stats(), e.tools.Stats()
 	resp := &contract.StatsResponse{
-		Ready: ready,
-		Collections: map[string]contract.CollectionStats{
-			contract.CollectionDocs:  {Sources: st.Sources, Chunks: st.Chunks, Terms: st.Terms, Applied: st.Applied},
-			contract.CollectionTools: {Sources: tt.Sources, Chunks: tt.Chunks, Terms: tt.Terms, Applied: tt.Applied},
-		},
+		Ready:         ready,
+		Collections:   map[string]contract.CollectionStats{},
 		IndexRevision: e.Revision(),
 		Analyzer:      analysis.Version,
+	}
+	for name, ix := range map[string]*search.Index{contract.CollectionDocs: e.docs, contract.CollectionTools: e.tools, contract.CollectionKB: e.kb} {
+		st := ix.Stats()
+		resp.Collections[name] = contract.CollectionStats{Sources: st.Sources, Chunks: st.Chunks, Terms: st.Terms, Applied: st.Applied}
 	}
 	byRepo := map[string]*contract.RepoStats{}
 	e.docs.EachSource(func(s *search.Source, chunks int) {

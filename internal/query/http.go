@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,7 @@ func (s *Service) routes() http.Handler {
 	mux.HandleFunc("GET /api/tools/search", s.httpSearchTools)
 	mux.HandleFunc("POST /api/tools", s.httpUpsertTools)
 	mux.HandleFunc("DELETE /api/tools/{name}", s.httpRemoveTool)
+	s.kbRoutes(mux)
 	return mux
 }
 
@@ -62,7 +64,24 @@ func (s *Service) httpSearchTools(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
+// ToolsWriteScope lets a token change the tool catalog.
+const ToolsWriteScope = "tools:write"
+
+// canWriteTools reports whether the caller may change the catalog,
+// answering 403 itself when not.
+func canWriteTools(w http.ResponseWriter, r *http.Request) bool {
+	c := CallerFrom(r.Context())
+	if c.Trusted || slices.Contains(c.Scopes, ToolsWriteScope) {
+		return true
+	}
+	writeError(w, http.StatusForbidden, fmt.Errorf("changing tools needs the %s scope", ToolsWriteScope))
+	return false
+}
+
 func (s *Service) httpUpsertTools(w http.ResponseWriter, r *http.Request) {
+	if !canWriteTools(w, r) {
+		return
+	}
 	var req contract.ToolsUpsertRequest
 	if !readJSON(w, r, &req) {
 		return
@@ -76,6 +95,9 @@ func (s *Service) httpUpsertTools(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Service) httpRemoveTool(w http.ResponseWriter, r *http.Request) {
+	if !canWriteTools(w, r) {
+		return
+	}
 	resp, err := s.RemoveTools(contract.ToolsRemoveRequest{Names: []string{r.PathValue("name")}})
 	if err != nil {
 		writeError(w, StatusOf(err), err)
@@ -100,7 +122,6 @@ func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 	}
 	return true
 }
-
 
 func (s *Service) httpSearchDocs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()

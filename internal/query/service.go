@@ -18,6 +18,8 @@ import (
 
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/redact"
 )
 
 // Stage is the query service's name in logs.
@@ -39,9 +41,10 @@ type Config struct {
 
 // Deps are the service's collaborators.
 type Deps struct {
-	NC     *nats.Conn
-	JS     jetstream.JetStream
-	Logger *slog.Logger
+	NC       *nats.Conn
+	JS       jetstream.JetStream
+	Logger   *slog.Logger
+	Redactor Redactor // applied to knowledge before it is persisted
 }
 
 // Service follows KH_INDEX into an Engine and serves it over NATS.
@@ -52,15 +55,27 @@ type Service struct {
 	log    *slog.Logger
 	engine *Engine
 	auth   *authenticator
+	red    Redactor
+	screen *kb.Screen
+
+	kbBucket jetstream.KeyValue
 
 	readyOnce sync.Once
 	ready     chan struct{}
 }
 
 // New returns a service; Run starts it.
-func New(cfg Config, deps Deps) *Service {
+func New(cfg Config, deps Deps) (*Service, error) {
 	if cfg.MinSeqWait == 0 {
 		cfg.MinSeqWait = 5 * time.Second
+	}
+	if deps.Redactor == nil {
+		// Never persist knowledge unredacted: default to the built-in rules.
+		red, err := redact.New(nil)
+		if err != nil {
+			return nil, err
+		}
+		deps.Redactor = red
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
@@ -72,8 +87,10 @@ func New(cfg Config, deps Deps) *Service {
 		log:    deps.Logger.With("component", Stage),
 		engine: NewEngine(cfg.Limits),
 		auth:   newAuthenticator(cfg.Tokens),
+		red:    deps.Redactor,
+		screen: kb.NewScreen(),
 		ready:  make(chan struct{}),
-	}
+	}, nil
 }
 
 // Engine returns the engine the service feeds.
@@ -99,6 +116,9 @@ func (s *Service) Run(ctx context.Context) error {
 	kv, err := s.js.KeyValue(ctx, contract.BucketIndex)
 	if err != nil {
 		return fmt.Errorf("open bucket %s: %w", contract.BucketIndex, err)
+	}
+	if s.kbBucket, err = s.js.KeyValue(ctx, contract.BucketKB); err != nil {
+		return fmt.Errorf("open bucket %s: %w", contract.BucketKB, err)
 	}
 	w, err := kv.WatchAll(ctx)
 	if err != nil {
@@ -138,6 +158,13 @@ func (s *Service) Run(ctx context.Context) error {
 		{"search-tools", contract.SubjectSearchTools, jsonEndpoint(s.SearchTools)},
 		{"tools-upsert", contract.SubjectToolsUpsert, jsonEndpoint(s.UpsertTools)},
 		{"tools-remove", contract.SubjectToolsRemove, jsonEndpoint(s.RemoveTools)},
+		{"search-kb", contract.SubjectSearchKB, jsonEndpoint(s.SearchKB)},
+		{"kb-save", contract.SubjectKBSave, jsonEndpoint(s.SaveKB)},
+		// NATS callers are trusted: NATS authorisation decides who may
+		// send on these subjects.
+		{"kb-update", contract.SubjectKBUpdate, jsonEndpoint(func(r kb.UpdateRequest) (*kb.UpdateResponse, error) { return s.UpdateKB(r, nil, true) })},
+		{"kb-get", contract.SubjectKBGet, jsonEndpoint(func(r contract.KBGetRequest) (*kb.Entry, error) { return s.GetKB(r, false) })},
+		{"kb-review", contract.SubjectKBReview, jsonEndpoint(func(struct{}) ([]kb.Entry, error) { return s.ReviewKB() })},
 	}
 	for _, ep := range endpoints {
 		if err := svc.AddEndpoint(ep.name, ep.h, micro.WithEndpointSubject(ep.subject)); err != nil {
@@ -273,6 +300,10 @@ func StatusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, ErrUnavailable):
 		return http.StatusServiceUnavailable
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, ErrForbidden):
+		return http.StatusForbidden
 	default:
 		return http.StatusInternalServerError
 	}

@@ -61,6 +61,9 @@ type Source struct {
 	SourceSeq  uint64
 	Meta       contract.RepoMeta
 	Tool       *contract.Tool // tools collection only
+	// Extra is the caller's decoded record of the document (for example a
+	// knowledge entry), for filters.
+	Extra any
 }
 
 // Entry is one searchable chunk.
@@ -128,9 +131,9 @@ func New(p Params) (*Index, error) {
 // Params returns the scoring parameters.
 func (ix *Index) Params() Params { return ix.params }
 
-// Put replaces every chunk of the source key with doc's chunks. A doc
-// marked Deleted removes the source.
-func (ix *Index) Put(key string, doc *contract.IndexDoc) {
+// Put replaces every chunk of the source key with doc's chunks, keeping
+// extra on the source. A doc marked Deleted removes the source.
+func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.removeLocked(key)
@@ -140,7 +143,7 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc) {
 	if doc.Deleted || len(doc.Chunks) == 0 {
 		return
 	}
-	src := &Source{Key: key, Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq, Meta: doc.Meta, Tool: doc.Tool}
+	src := &Source{Key: key, Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq, Meta: doc.Meta, Tool: doc.Tool, Extra: extra}
 	list := make([]*Entry, 0, len(doc.Chunks))
 	for i := range doc.Chunks {
 		c := &doc.Chunks[i]

@@ -47,9 +47,9 @@ func bm25(tf, dl, avgdl, n, df float64) float64 {
 
 func TestBM25MatchesFormula(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("a", doc(1, map[string]int{"nats": 3, "stream": 1}))         // len 4
-	ix.Put("b", doc(2, map[string]int{"nats": 1, "kv": 5}))             // len 6
-	ix.Put("c", doc(3, map[string]int{"kv": 1, "bucket": 1, "ttl": 1})) // len 3
+	ix.Put("a", doc(1, map[string]int{"nats": 3, "stream": 1}), nil)         // len 4
+	ix.Put("b", doc(2, map[string]int{"nats": 1, "kv": 5}), nil)             // len 6
+	ix.Put("c", doc(3, map[string]int{"kv": 1, "bucket": 1, "ttl": 1}), nil) // len 3
 	avg := (4.0 + 6 + 3) / 3
 	hits := search(ix, 10, "nats")
 	if len(hits) != 2 {
@@ -74,11 +74,11 @@ func TestBM25MatchesFormula(t *testing.T) {
 
 func TestSingleDocAndUbiquitousTermStillMatch(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("only", doc(1, map[string]int{"gateway": 1}))
+	ix.Put("only", doc(1, map[string]int{"gateway": 1}), nil)
 	if hits := search(ix, 5, "gateway"); len(hits) != 1 || hits[0].Score <= 0 {
 		t.Fatalf("single document: hits %+v, want one with a positive score", hits)
 	}
-	ix.Put("two", doc(2, map[string]int{"gateway": 2}))
+	ix.Put("two", doc(2, map[string]int{"gateway": 2}), nil)
 	hits := search(ix, 5, "gateway")
 	if len(hits) != 2 || hits[1].Score <= 0 {
 		t.Fatalf("term in every document: hits %+v, want two with positive scores", hits)
@@ -87,8 +87,8 @@ func TestSingleDocAndUbiquitousTermStillMatch(t *testing.T) {
 
 func TestPutReplacesAndRemoveDeletes(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("f", doc(1, map[string]int{"old": 1}, map[string]int{"shared": 1}))
-	ix.Put("f", doc(2, map[string]int{"new": 1}))
+	ix.Put("f", doc(1, map[string]int{"old": 1}, map[string]int{"shared": 1}), nil)
+	ix.Put("f", doc(2, map[string]int{"new": 1}), nil)
 	if hits := search(ix, 5, "old"); len(hits) != 0 {
 		t.Errorf("old text still found after replace: %+v", hits)
 	}
@@ -102,7 +102,7 @@ func TestPutReplacesAndRemoveDeletes(t *testing.T) {
 	if st.Sources != 1 || st.Chunks != 1 || st.Applied != 2 {
 		t.Errorf("stats %+v, want 1 source, 1 chunk, applied 2", st)
 	}
-	ix.Put("f", &contract.IndexDoc{SourceSeq: 3, Deleted: true})
+	ix.Put("f", &contract.IndexDoc{SourceSeq: 3, Deleted: true}, nil)
 	if hits := search(ix, 5, "new"); len(hits) != 0 {
 		t.Errorf("deleted source still found: %+v", hits)
 	}
@@ -113,10 +113,10 @@ func TestPutReplacesAndRemoveDeletes(t *testing.T) {
 
 func TestStatisticsAreLive(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("a", doc(1, map[string]int{"rare": 1, "x": 1}))
+	ix.Put("a", doc(1, map[string]int{"rare": 1, "x": 1}), nil)
 	before := search(ix, 1, "rare")[0].Score
 	for i := range 20 {
-		ix.Put(fmt.Sprint("filler", i), doc(uint64(i+2), map[string]int{"x": 1, "y": 1}))
+		ix.Put(fmt.Sprint("filler", i), doc(uint64(i+2), map[string]int{"x": 1, "y": 1}), nil)
 	}
 	after := search(ix, 1, "rare")[0].Score
 	if after <= before {
@@ -138,7 +138,7 @@ func TestFilterAppliesBeforeLimit(t *testing.T) {
 		if i == 9 {
 			d.Repo = "small"
 		}
-		ix.Put(fmt.Sprint("k", i), d)
+		ix.Put(fmt.Sprint("k", i), d, nil)
 	}
 	hits, total := ix.Search(Query{Terms: []Term{{Text: "term", Weight: 1}}, Limit: 3,
 		Filter: func(e *Entry) bool { return e.Source.Repo == "small" }})
@@ -150,7 +150,7 @@ func TestFilterAppliesBeforeLimit(t *testing.T) {
 func TestTopKIsSortedAndDeterministic(t *testing.T) {
 	ix := mustNew(t, bodyParams())
 	for i := range 200 {
-		ix.Put(fmt.Sprintf("k%03d", i), doc(uint64(i+1), map[string]int{"t": 1 + i%7, "pad": i % 5}))
+		ix.Put(fmt.Sprintf("k%03d", i), doc(uint64(i+1), map[string]int{"t": 1 + i%7, "pad": i % 5}), nil)
 	}
 	hits := search(ix, 25, "t")
 	if len(hits) != 25 {
@@ -178,7 +178,7 @@ func TestTopKIsSortedAndDeterministic(t *testing.T) {
 
 func TestGroupedTermsCountBestVariantOnce(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("a", doc(1, map[string]int{"search": 1, "serch": 1}))
+	ix.Put("a", doc(1, map[string]int{"search": 1, "serch": 1}), nil)
 	exact := search(ix, 1, "search")[0].Score
 	hits, _ := ix.Search(Query{Limit: 1, Terms: []Term{
 		{Text: "search", Weight: 1, Group: 0},
@@ -193,7 +193,7 @@ func TestCompactionKeepsResults(t *testing.T) {
 	ix := mustNew(t, bodyParams())
 	for round := range 5 {
 		for i := range 600 {
-			ix.Put(fmt.Sprint("k", i), doc(uint64(round*1000+i), map[string]int{fmt.Sprint("w", round): 1, "common": 1 + i%3}))
+			ix.Put(fmt.Sprint("k", i), doc(uint64(round*1000+i), map[string]int{fmt.Sprint("w", round): 1, "common": 1 + i%3}), nil)
 		}
 	}
 	if n := len(ix.entries); n > 2*600 {
@@ -209,8 +209,8 @@ func TestCompactionKeepsResults(t *testing.T) {
 
 func TestFuzzy(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("a", doc(1, map[string]int{"grep": 1, "group": 1, "green": 1, "configuration": 1}))
-	ix.Put("b", doc(2, map[string]int{"grep": 1, "rgrep": 1}))
+	ix.Put("a", doc(1, map[string]int{"grep": 1, "group": 1, "green": 1, "configuration": 1}), nil)
+	ix.Put("b", doc(2, map[string]int{"grep": 1, "rgrep": 1}), nil)
 	names := func(es []Expansion) []string {
 		var out []string
 		for _, e := range es {
@@ -240,7 +240,7 @@ func TestFuzzy(t *testing.T) {
 	// Removing and re-adding a term does not duplicate it.
 	ix.Remove("a")
 	ix.Remove("b")
-	ix.Put("c", doc(3, map[string]int{"grep": 1}))
+	ix.Put("c", doc(3, map[string]int{"grep": 1}), nil)
 	if got := fmt.Sprint(names(ix.Fuzzy("grpe", 1, 5))); got != "[grep/1]" {
 		t.Errorf("after churn Fuzzy(grpe) = %s", got)
 	}

@@ -1,0 +1,82 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knowhub/knowhub/internal/analysis"
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/indexer"
+	"github.com/knowhub/knowhub/internal/kb"
+)
+
+// ReplayKB recomputes every knowledge record from KH_KNOWLEDGE: it folds
+// all events from the start with f (so a changed quality formula applies
+// to every entry), then rewrites KH_KB and the entries' KH_INDEX
+// documents. It returns the number of entries written.
+func ReplayKB(ctx context.Context, js jetstream.JetStream, f kb.Folder) (int, error) {
+	stream, err := js.Stream(ctx, contract.StreamKnowledge)
+	if err != nil {
+		return 0, err
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	entries := map[string]*kb.Entry{}
+	if info.State.Msgs > 0 {
+		cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+		if err != nil {
+			return 0, err
+		}
+		for {
+			msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+			if err != nil {
+				return 0, fmt.Errorf("read %s: %w", contract.StreamKnowledge, err)
+			}
+			md, err := msg.Metadata()
+			if err != nil {
+				return 0, err
+			}
+			var ev kb.Event
+			if json.Unmarshal(msg.Data(), &ev) == nil && kb.ValidateEvent(&ev) == nil {
+				if next, err := f.Fold(entries[ev.ID], &ev, md.Sequence.Stream); err == nil && next != nil {
+					entries[ev.ID] = next
+				}
+			}
+			if md.Sequence.Stream >= info.State.LastSeq || md.NumPending == 0 {
+				break
+			}
+		}
+	}
+	records, err := js.KeyValue(ctx, contract.BucketKB)
+	if err != nil {
+		return 0, err
+	}
+	index, err := js.KeyValue(ctx, contract.BucketIndex)
+	if err != nil {
+		return 0, err
+	}
+	an := analysis.New()
+	for id, e := range entries {
+		data, err := json.Marshal(e)
+		if err != nil {
+			return 0, err
+		}
+		if _, err := records.Put(ctx, id, data); err != nil {
+			return 0, fmt.Errorf("write record %s: %w", id, err)
+		}
+		val, err := contract.EncodeIndexDoc(kb.BuildDoc(e, an))
+		if err != nil {
+			return 0, err
+		}
+		if _, err := indexer.Write(ctx, index, kb.IndexKey(id), e.Seq, val); err != nil {
+			return 0, fmt.Errorf("write index %s: %w", id, err)
+		}
+	}
+	return len(entries), nil
+}

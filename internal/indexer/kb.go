@@ -1,0 +1,98 @@
+package indexer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knowhub/knowhub/internal/bus"
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/kb"
+)
+
+// StageKB names the indexer's knowledge consumer: it folds KH_KNOWLEDGE
+// events into KH_KB records and their KH_INDEX documents.
+const StageKB = "indexer-kb"
+
+func (w *Worker) handleKB(ctx context.Context, m *bus.Message) error {
+	if !utf8.Valid(m.Data) {
+		return bus.Permanent(fmt.Errorf("knowledge event on %s is not valid UTF-8", m.Subject))
+	}
+	var ev kb.Event
+	if err := json.Unmarshal(m.Data, &ev); err != nil {
+		return bus.Permanent(fmt.Errorf("decode knowledge event: %w", err))
+	}
+	if err := kb.ValidateEvent(&ev); err != nil {
+		return bus.Permanent(err)
+	}
+	if want := kb.Subject(ev.ID); want != m.Subject {
+		return bus.Permanent(fmt.Errorf("knowledge event for %s arrived on %s, want %s", ev.ID, m.Subject, want))
+	}
+	entry, err := FoldKB(ctx, w.kb, kb.Folder{}, &ev, m.Seq)
+	if err != nil {
+		return err
+	}
+	return w.indexKB(ctx, entry)
+}
+
+// indexKB writes an entry's KH_INDEX document (a tombstone unless active).
+func (w *Worker) indexKB(ctx context.Context, entry *kb.Entry) error {
+	val, err := contract.EncodeIndexDoc(kb.BuildDoc(entry, w.an))
+	if err != nil {
+		return bus.Permanent(err)
+	}
+	if _, err := Write(ctx, w.kv, kb.IndexKey(entry.ID), entry.Seq, val); err != nil {
+		return fmt.Errorf("write knowledge %s: %w", entry.ID, err)
+	}
+	return nil
+}
+
+// FoldKB applies one event to the entry's KH_KB record with
+// compare-and-set, and returns the entry as it now stands. An event the
+// record already reflects (a redelivery) changes nothing.
+func FoldKB(ctx context.Context, bucket jetstream.KeyValue, f kb.Folder, ev *kb.Event, seq uint64) (*kb.Entry, error) {
+	for attempt := 0; attempt < 16; attempt++ {
+		var cur *kb.Entry
+		var rev uint64
+		e, err := bucket.Get(ctx, ev.ID)
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+		case err != nil:
+			return nil, err
+		default:
+			cur = new(kb.Entry)
+			if err := json.Unmarshal(e.Value(), cur); err != nil {
+				return nil, bus.Permanent(fmt.Errorf("decode record %s: %w", ev.ID, err))
+			}
+			rev = e.Revision()
+		}
+		next, err := f.Fold(cur, ev, seq)
+		if err != nil {
+			return nil, bus.Permanent(err)
+		}
+		if next == cur {
+			return cur, nil
+		}
+		data, err := json.Marshal(next)
+		if err != nil {
+			return nil, bus.Permanent(err)
+		}
+		if rev == 0 {
+			_, err = bucket.Create(ctx, ev.ID, data)
+		} else {
+			_, err = bucket.Update(ctx, ev.ID, data, rev)
+		}
+		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return next, nil
+	}
+	return nil, errors.New("too many concurrent writers")
+}

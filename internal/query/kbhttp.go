@@ -1,0 +1,186 @@
+package query
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/kb"
+)
+
+// The knowledge HTTP API, in the shapes the OpenClaw KnowHub plugin calls.
+func (s *Service) kbRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/knowledge/search", s.httpSearchKB)
+	mux.HandleFunc("POST /api/knowledge", s.httpSaveKB)
+	mux.HandleFunc("GET /api/knowledge/review", s.httpReviewKB)
+	mux.HandleFunc("GET /api/knowledge/{id}", s.httpGetKB)
+	mux.HandleFunc("PUT /api/knowledge/{id}", s.httpFeedbackKB)
+	mux.HandleFunc("POST /api/knowledge/{id}/release", s.httpModerateKB(kb.ActionRelease))
+	mux.HandleFunc("POST /api/knowledge/{id}/revoke", s.httpModerateKB(kb.ActionRevoke))
+}
+
+// callerScopes are the scopes a request acts with: the token's, or for a
+// trusted caller of an open API those named in the scopes parameter.
+func callerScopes(r *http.Request) []string {
+	c := CallerFrom(r.Context())
+	if c.Trusted {
+		return splitList(r.URL.Query()["scopes"])
+	}
+	return c.Scopes
+}
+
+func splitList(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// KBSearchHTTP is the reply of GET /api/knowledge/search.
+type KBSearchHTTP struct {
+	Count   int      `json:"count"`
+	Total   int      `json:"total"`
+	Results []kb.Hit `json:"results"`
+	Prompt  string   `json:"prompt,omitempty"`
+}
+
+func (s *Service) httpSearchKB(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	req := kb.SearchRequest{Query: q.Get("q"), Types: splitList(q["types"]), Scopes: callerScopes(r), Format: q.Get("format")}
+	if req.Query == "" {
+		req.Query = q.Get("query")
+	}
+	var err error
+	if req.Limit, err = intParam(q.Get("top_k"), "top_k"); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	if req.MinScore, err = intParam(q.Get("min_score"), "min_score"); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	minSeq, err := intParam(q.Get("min_seq"), "min_seq")
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	req.MinSeq = uint64(minSeq)
+	if !s.IsReady() {
+		writeError(w, http.StatusServiceUnavailable, errors.New("index is still loading"))
+		return
+	}
+	resp, err := s.SearchKB(req)
+	if err != nil {
+		writeError(w, StatusOf(err), err)
+		return
+	}
+	out := KBSearchHTTP{Count: len(resp.Hits), Total: resp.Total, Results: resp.Hits, Prompt: resp.Prompt}
+	if out.Results == nil {
+		out.Results = []kb.Hit{}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Service) httpSaveKB(w http.ResponseWriter, r *http.Request) {
+	var req kb.SaveRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	c := CallerFrom(r.Context())
+	if !c.Trusted {
+		for _, sc := range req.Scopes {
+			if !slices.Contains(c.Scopes, sc) {
+				writeError(w, http.StatusForbidden, fmt.Errorf("scope %q is not granted to this token", sc))
+				return
+			}
+		}
+	}
+	resp, err := s.SaveKB(req)
+	if err != nil {
+		writeError(w, StatusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Service) httpGetKB(w http.ResponseWriter, r *http.Request) {
+	c := CallerFrom(r.Context())
+	e, err := s.GetKB(contract.KBGetRequest{ID: r.PathValue("id"), Scopes: callerScopes(r)}, !c.Trusted && c.Admin())
+	if err != nil {
+		writeError(w, StatusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, e)
+}
+
+// feedbackBody is the body of PUT /api/knowledge/{id}.
+type feedbackBody struct {
+	Helpful *kb.Case `json:"add_helpful_case,omitempty"`
+	Harmful *kb.Case `json:"add_harmful_case,omitempty"`
+}
+
+func (s *Service) httpFeedbackKB(w http.ResponseWriter, r *http.Request) {
+	var body feedbackBody
+	if !readJSON(w, r, &body) {
+		return
+	}
+	if (body.Helpful == nil) == (body.Harmful == nil) {
+		writeError(w, http.StatusBadRequest, errors.New(`send exactly one of "add_helpful_case" and "add_harmful_case"`))
+		return
+	}
+	helpful := body.Helpful != nil
+	c := body.Helpful
+	if !helpful {
+		c = body.Harmful
+	}
+	caller := CallerFrom(r.Context())
+	resp, err := s.UpdateKB(kb.UpdateRequest{ID: r.PathValue("id"), Action: kb.ActionFeedback, Helpful: &helpful, Case: c},
+		callerScopes(r), caller.Trusted)
+	if err != nil {
+		writeError(w, StatusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Service) httpReviewKB(w http.ResponseWriter, r *http.Request) {
+	if !CallerFrom(r.Context()).Admin() {
+		writeError(w, http.StatusForbidden, fmt.Errorf("review needs the %s scope", AdminScope))
+		return
+	}
+	entries, err := s.ReviewKB()
+	if err != nil {
+		writeError(w, StatusOf(err), err)
+		return
+	}
+	if entries == nil {
+		entries = []kb.Entry{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"count": len(entries), "entries": entries})
+}
+
+func (s *Service) httpModerateKB(action string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Reason string `json:"reason"`
+		}
+		if r.ContentLength != 0 && !readJSON(w, r, &body) {
+			return
+		}
+		resp, err := s.UpdateKB(kb.UpdateRequest{ID: r.PathValue("id"), Action: action, Reason: body.Reason},
+			nil, CallerFrom(r.Context()).Admin())
+		if err != nil {
+			writeError(w, StatusOf(err), err)
+			return
+		}
+		writeJSON(w, http.StatusOK, resp)
+	}
+}

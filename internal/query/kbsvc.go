@@ -1,0 +1,193 @@
+package query
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/kb"
+)
+
+// Errors a knowledge request can end with besides ErrBadRequest.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrForbidden = errors.New("forbidden")
+)
+
+// Redactor removes secrets from text before it is persisted.
+type Redactor interface {
+	String(s string) string
+}
+
+// SaveKB saves a knowledge entry: the request is redacted, validated,
+// screened for prompt injection and checked for duplicates, then its
+// events are appended to KH_KNOWLEDGE. The reply carries the entry id and
+// the sequence to pass as min_seq to read the write back.
+func (s *Service) SaveKB(req kb.SaveRequest) (*kb.SaveResponse, error) {
+	s.redactSave(&req)
+	if err := kb.ValidateSave(&req); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var cands []kb.Candidate
+	if cur, err := s.kbRecord(ctx, kb.NewID(&req)); err == nil {
+		cands = append(cands, kb.Candidate{Entry: cur})
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	cands = append(cands, s.engine.SimilarKB(req.Task+"\n"+req.Content, req.Scopes, 5)...)
+	plan, err := kb.PlanSave(&req, cands, s.engine.Analyzer(), s.screen, time.Now().UTC())
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	if plan.Existing {
+		resp := plan.Response(0)
+		return &resp, nil
+	}
+	// The reply's seq is the last event's, so min_seq covers all of them.
+	var last uint64
+	for i, ev := range plan.Events {
+		seq, dup, err := s.publishKB(ctx, ev, i == 0)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 && dup {
+			// The same save is still on its way through the indexer.
+			return &kb.SaveResponse{ID: plan.ID, State: kb.StateActive, Duplicate: kb.DuplicateExact}, nil
+		}
+		last = seq
+	}
+	resp := plan.Response(last)
+	return &resp, nil
+}
+
+func (s *Service) redactSave(r *kb.SaveRequest) {
+	r.Task = s.red.String(r.Task)
+	r.Content = s.red.String(r.Content)
+	r.Owner = s.red.String(r.Owner)
+	r.Source.Name = s.red.String(r.Source.Name)
+	r.Source.Category = s.red.String(r.Source.Category)
+	for i, u := range r.Source.URLs {
+		r.Source.URLs[i] = s.red.String(u)
+	}
+}
+
+// UpdateKB records feedback on an entry or changes its state. Revoke and
+// release are moderation: admin must be set.
+func (s *Service) UpdateKB(req kb.UpdateRequest, scopes []string, admin bool) (*kb.UpdateResponse, error) {
+	if req.Case != nil {
+		req.Case.Task = s.red.String(req.Case.Task)
+		req.Case.Outcome = s.red.String(req.Case.Outcome)
+		req.Case.Reason = s.red.String(req.Case.Reason)
+	}
+	req.Reason = s.red.String(req.Reason)
+	if err := kb.ValidateUpdate(&req); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	if (req.Action == kb.ActionRevoke || req.Action == kb.ActionRelease) && !admin {
+		return nil, fmt.Errorf("%w: %s needs the %s scope", ErrForbidden, req.Action, AdminScope)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cur, err := s.kbRecord(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !admin && !kb.Visible(cur.Scopes, scopes) {
+		return nil, fmt.Errorf("%w: no entry %s", ErrNotFound, req.ID)
+	}
+	seq, _, err := s.publishKB(ctx, req.Event(time.Now().UTC()), false)
+	if err != nil {
+		return nil, err
+	}
+	return &kb.UpdateResponse{ID: req.ID, Seq: seq}, nil
+}
+
+// GetKB reads an entry's current record as a caller holding scopes; an
+// entry the caller may not see is reported as not found.
+func (s *Service) GetKB(req contract.KBGetRequest, admin bool) (*kb.Entry, error) {
+	if !kb.ValidID(req.ID) {
+		return nil, fmt.Errorf("%w: %q is not an entry id", ErrBadRequest, req.ID)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	e, err := s.kbRecord(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !admin && !kb.Visible(e.Scopes, req.Scopes) {
+		return nil, fmt.Errorf("%w: no entry %s", ErrNotFound, req.ID)
+	}
+	return e, nil
+}
+
+// ReviewKB lists the quarantined entries, oldest first.
+func (s *Service) ReviewKB() ([]kb.Entry, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	keys, err := s.kbBucket.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	var all []kb.Entry
+	for k := range keys.Keys() {
+		e, err := s.kbRecord(ctx, k)
+		if err != nil {
+			continue
+		}
+		all = append(all, *e)
+	}
+	return kb.Review(all), nil
+}
+
+// SearchKB honours MinSeq, then searches knowledge.
+func (s *Service) SearchKB(req kb.SearchRequest) (*kb.SearchResponse, error) {
+	if req.MinSeq > 0 && !s.engine.WaitApplied(contract.CollectionKB, req.MinSeq, s.cfg.MinSeqWait) {
+		return nil, fmt.Errorf("%w: knowledge index has not reached sequence %d within %s", ErrUnavailable, req.MinSeq, s.cfg.MinSeqWait)
+	}
+	return s.engine.SearchKB(req)
+}
+
+func (s *Service) kbRecord(ctx context.Context, id string) (*kb.Entry, error) {
+	e, err := s.kbBucket.Get(ctx, id)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return nil, fmt.Errorf("%w: no entry %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	var entry kb.Entry
+	if err := json.Unmarshal(e.Value(), &entry); err != nil {
+		return nil, fmt.Errorf("decode entry %s: %w", id, err)
+	}
+	return &entry, nil
+}
+
+// publishKB appends one event to KH_KNOWLEDGE. A saved event carries a
+// message id, so a retried save is stored once; dup reports that.
+func (s *Service) publishKB(ctx context.Context, ev *kb.Event, dedupe bool) (seq uint64, dup bool, err error) {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return 0, false, err
+	}
+	msg := &nats.Msg{Subject: kb.Subject(ev.ID), Data: data, Header: nats.Header{
+		contract.HeaderSchema: {strconv.Itoa(contract.SchemaVersion)},
+		contract.HeaderOp:     {ev.Type},
+	}}
+	if dedupe {
+		msg.Header.Set(nats.MsgIdHdr, "kb:"+ev.Type+":"+ev.ID)
+	}
+	ack, err := s.js.PublishMsg(ctx, msg)
+	if err != nil {
+		return 0, false, fmt.Errorf("%w: publish knowledge event: %v", ErrUnavailable, err)
+	}
+	return ack.Sequence, ack.Duplicate, nil
+}
