@@ -30,6 +30,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"reindex": cmdReindex,
 		"worker":  cmdWorker,
 		"tools":   cmdTools,
+		"kb":      cmdKB,
 		"bench":   cmdBench,
 		"eval":    cmdEval,
 	}
@@ -71,6 +72,7 @@ Usage:
   knowhub stats [--json]                          files, sections, repositories, pipeline position
   knowhub reindex [--rescan] [--wait D]           rebuild the index by replaying KH_FILES
   knowhub tools add CATALOG.json | rm NAME... | search "QUERY" [--type core|sourced] [--limit N]
+  knowhub kb save|search|get|helpful|harmful|review|replay     knowledge entries
   knowhub worker STAGE [flags]                    run one stage (watcher, chunker, indexer, query) against NATS
   knowhub bench [--corpus DIR]                    measure indexing, query latency and memory
   knowhub eval DIR | --markdown DIR [--json]      score retrieval on a judged collection (nDCG@10, recall, MRR)

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/knowhub/knowhub/internal/app"
+	"github.com/knowhub/knowhub/internal/config"
+	"github.com/knowhub/knowhub/internal/natstest"
+)
+
+// run executes the knowhub command against url and returns its output.
+func run(t *testing.T, url string, args ...string) (string, int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(t.Context(), append(args, "--nats-url", url), &out, &errOut)
+	return out.String() + errOut.String(), code
+}
+
+func TestCommandsAgainstARunningKnowhub(t *testing.T) {
+	srv := natstest.Start(t, "")
+	docs := t.TempDir()
+	if err := os.WriteFile(filepath.Join(docs, "guide.md"), []byte("# Guide\n\n## Fallbacks\n\nConfigure a fallback model chain.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.HTTP.Listen = config.HTTPOff
+	cfg.Repositories = []config.Repository{{Name: "docs", Path: docs, Priority: 10, Type: "core", Glob: config.DefaultGlob}}
+	ctx, cancel := context.WithCancel(context.Background())
+	node, err := app.NewNode(ctx, cfg, srv.NC, srv.JS, app.All, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- node.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	<-node.Watcher.Ready()
+	<-node.Query.Ready()
+	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer wcancel()
+	if err := app.WaitCaughtUp(wctx, srv.JS, node.Query.Engine().Revision); err != nil {
+		t.Fatal(err)
+	}
+	url := srv.ClientURL()
+
+	expect := func(want string, args ...string) string {
+		t.Helper()
+		out, code := run(t, url, args...)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("knowhub %s: exit %d, output lacks %q:\n%s", strings.Join(args, " "), code, want, out)
+		}
+		return out
+	}
+	expect("guide.md  § Guide > Fallbacks", "search", "fallback", "model", "chain")
+	expect(`"chunk_id"`, "search", "--json", "--top-k", "1", "fallback")
+	expect("files     1", "stats")
+	expect("1 files and 0 tombstones republished", "reindex", "--wait", "10s")
+
+	catalog := filepath.Join(t.TempDir(), "tools.json")
+	os.WriteFile(catalog, []byte(`[{"name":"Grep","description":"Search file contents with ripgrep.","type":"core"}]`), 0o644)
+	expect("1 tools written", "tools", "add", catalog)
+	var found bool
+	for deadline := time.Now().Add(5 * time.Second); !found && time.Now().Before(deadline); {
+		out, _ := run(t, url, "tools", "search", "grpe")
+		found = strings.Contains(out, "Grep")
+	}
+	if !found {
+		t.Error("tools search never found the added tool")
+	}
+	expect("1 tools removed", "tools", "rm", "Grep")
+
+	out := expect("active", "kb", "save", "--task", "ci tests", "--content", "Run vitest with --run in CI; watch mode blocks.", "--types", "tool")
+	id := strings.Fields(out)[0]
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		if out, _ := run(t, url, "kb", "search", "vitest", "watch"); strings.Contains(out, id) {
+			break
+		}
+	}
+	expect(id, "kb", "search", "vitest", "watch")
+	expect(`"content"`, "kb", "get", id)
+	expect("recorded at sequence", "kb", "helpful", id, "--task", "ci", "--outcome", "green")
+	expect("nothing is quarantined", "kb", "review")
+
+	// Usage errors exit 2 with a message.
+	if out, code := run(t, url, "search"); code != 2 || !strings.Contains(out, "missing query") {
+		t.Errorf("search without a query: exit %d %q", code, out)
+	}
+	if out, code := run(t, url, "frobnicate"); code != 2 || !strings.Contains(out, "unknown command") {
+		t.Errorf("unknown command: exit %d %q", code, out)
+	}
+}

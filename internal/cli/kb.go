@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/knowhub/knowhub/internal/app"
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/kb"
+)
+
+func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return usageError{errors.New("want a subcommand: save, search, get, helpful, harmful, review, replay")}
+	}
+	sub, rest := args[0], args[1:]
+	c := newCommon("kb "+sub, stderr)
+	var (
+		task     = c.fs.String("task", "", "the situation the knowledge applies to")
+		content  = c.fs.String("content", "", "the knowledge itself")
+		types    stringList
+		scopes   stringList
+		score    = c.fs.Int("score", 0, "author score 1-5 (save; default 3)")
+		owner    = c.fs.String("owner", "", "owner of the entry")
+		source   = c.fs.String("source", "", "source name")
+		minScore = c.fs.Int("min-score", 0, "only entries with at least this author score")
+		topK     = c.fs.Int("top-k", 5, "number of entries")
+		format   = c.fs.String("format", "", "json (default) or prompt")
+		outcome  = c.fs.String("outcome", "", "what happened (helpful, harmful)")
+		reason   = c.fs.String("reason", "", "why (harmful, release, revoke)")
+		asJSON   = c.fs.Bool("json", false, "print the raw JSON reply")
+	)
+	c.fs.Var(&types, "types", "entry types, comma-separated: "+strings.Join(kb.KnownTypes(), ", "))
+	c.fs.Var(&scopes, "scopes", "scopes, comma-separated (kind:value)")
+	pos, err := c.parse(rest)
+	if err != nil {
+		return err
+	}
+	cfg, err := c.load()
+	if err != nil {
+		return err
+	}
+	nc, js, err := app.Connect(ctx, cfg.NATS, "knowhub-kb")
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	print := func(v any) error {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	feedback := func(helpful bool) error {
+		if len(pos) != 1 {
+			return usageError{fmt.Errorf("usage: knowhub kb %s ID [--task T] [--outcome O] [--reason R]", sub)}
+		}
+		req := kb.UpdateRequest{ID: pos[0], Action: kb.ActionFeedback, Helpful: &helpful,
+			Case: &kb.Case{Task: *task, Outcome: *outcome, Reason: *reason, Timestamp: time.Now().UTC()}}
+		var resp kb.UpdateResponse
+		if err := request(nc, contract.SubjectKBUpdate, req, &resp, 10*time.Second); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "recorded at sequence %d\n", resp.Seq)
+		return nil
+	}
+	switch sub {
+	case "save":
+		req := kb.SaveRequest{Task: *task, Content: *content, Types: types, Score: *score, Scopes: scopes, Owner: *owner, Source: kb.Source{Name: *source}}
+		var resp kb.SaveResponse
+		if err := request(nc, contract.SubjectKBSave, req, &resp, 10*time.Second); err != nil {
+			return err
+		}
+		if *asJSON {
+			return print(resp)
+		}
+		fmt.Fprintf(stdout, "%s %s (sequence %d)", resp.ID, resp.State, resp.Seq)
+		if resp.Duplicate != "" {
+			fmt.Fprintf(stdout, ", %s duplicate of %s%s", resp.Duplicate, resp.DuplicateOf, resp.Supersedes)
+		}
+		if resp.Quarantine != "" {
+			fmt.Fprintf(stdout, ", quarantined: %s", resp.Quarantine)
+		}
+		fmt.Fprintln(stdout)
+	case "search":
+		if len(pos) == 0 {
+			return usageError{errors.New(`usage: knowhub kb search "what you are about to do"`)}
+		}
+		req := kb.SearchRequest{Query: strings.Join(pos, " "), Limit: *topK, Types: types, Scopes: scopes, MinScore: *minScore, Format: *format}
+		var resp kb.SearchResponse
+		if err := request(nc, contract.SubjectSearchKB, req, &resp, 10*time.Second); err != nil {
+			return err
+		}
+		switch {
+		case *asJSON:
+			return print(resp)
+		case resp.Prompt != "":
+			fmt.Fprintln(stdout, resp.Prompt)
+			return nil
+		}
+		if len(resp.Hits) == 0 {
+			fmt.Fprintf(stdout, "no knowledge matches %q\n", resp.Query)
+		}
+		for i, h := range resp.Hits {
+			fmt.Fprintf(stdout, "%2d. %s  [%s]  score %.2f  quality %.2f  author %d/5\n    %s\n    %s\n",
+				i+1, h.ID, strings.Join(h.Types, ","), h.Score, h.QualityScore, h.Eval.Score, h.Task, h.Content)
+		}
+	case "get":
+		if len(pos) != 1 {
+			return usageError{errors.New("usage: knowhub kb get ID [--scopes s]")}
+		}
+		var e kb.Entry
+		if err := request(nc, contract.SubjectKBGet, contract.KBGetRequest{ID: pos[0], Scopes: scopes}, &e, 10*time.Second); err != nil {
+			return err
+		}
+		return print(e)
+	case "helpful":
+		return feedback(true)
+	case "harmful":
+		return feedback(false)
+	case "review":
+		if len(pos) == 0 || pos[0] == "list" {
+			var entries []kb.Entry
+			if err := request(nc, contract.SubjectKBReview, struct{}{}, &entries, 30*time.Second); err != nil {
+				return err
+			}
+			if *asJSON {
+				return print(entries)
+			}
+			if len(entries) == 0 {
+				fmt.Fprintln(stdout, "nothing is quarantined")
+			}
+			for _, e := range entries {
+				fmt.Fprintf(stdout, "%s  %s  quarantined: %s\n    %s\n", e.ID, e.CreatedAt.Format(time.RFC3339), e.Quarantine, e.Content)
+			}
+			return nil
+		}
+		if len(pos) != 2 || (pos[0] != kb.ActionRelease && pos[0] != kb.ActionRevoke) {
+			return usageError{errors.New("usage: knowhub kb review [list] | release ID | revoke ID [--reason R]")}
+		}
+		var resp kb.UpdateResponse
+		if err := request(nc, contract.SubjectKBUpdate, kb.UpdateRequest{ID: pos[1], Action: pos[0], Reason: *reason}, &resp, 10*time.Second); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s %sd at sequence %d\n", pos[1], pos[0], resp.Seq)
+	case "replay":
+		n, err := app.ReplayKB(ctx, js, kb.Folder{})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "recomputed %d knowledge entries from KH_KNOWLEDGE\n", n)
+	default:
+		return usageError{fmt.Errorf("unknown kb subcommand %q", sub)}
+	}
+	return nil
+}
