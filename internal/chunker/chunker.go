@@ -85,6 +85,37 @@ type Options struct {
 // An empty, blank or front-matter-only document yields no chunks and no
 // error. The only error is ErrInvalidUTF8, wrapped with the path; it is
 // permanent.
+// MaxNesting bounds block-quote and list nesting: goldmark's time grows
+// quadratically with it, so a hostile file could stall a worker for
+// minutes. Real documentation nests a handful of levels.
+const MaxNesting = 64
+
+// ErrTooDeep reports a file nested beyond MaxNesting; it is permanent.
+var ErrTooDeep = errors.New("block nesting too deep")
+
+// maxNesting returns the deepest run of block-quote markers or list
+// bullets that opens any line ("> > >", "- - -", "* > -").
+func maxNesting(body []byte) int {
+	deepest := 0
+	for line := range bytes.SplitSeq(body, []byte("\n")) {
+		depth := 0
+	scan:
+		for i, c := range line {
+			switch {
+			case c == ' ' || c == '\t':
+			case c == '>':
+				depth++
+			case (c == '-' || c == '*' || c == '+') && i+1 < len(line) && (line[i+1] == ' ' || line[i+1] == '\t'):
+				depth++ // a bullet; "-----" rules and underlines do not count
+			default:
+				break scan
+			}
+		}
+		deepest = max(deepest, depth)
+	}
+	return deepest
+}
+
 func Split(path string, src []byte, opts Options) ([]contract.Chunk, error) {
 	if !utf8.Valid(src) {
 		return nil, fmt.Errorf("chunk %s: %w", path, ErrInvalidUTF8)
@@ -96,6 +127,9 @@ func Split(path string, src []byte, opts Options) ([]contract.Chunk, error) {
 	fm, body := splitFrontMatter(normalizeNewlines(src))
 	if isBlank(body) {
 		return nil, nil
+	}
+	if depth := maxNesting(body); depth > MaxNesting {
+		return nil, fmt.Errorf("chunk %s: %w (%d levels, the limit is %d)", path, ErrTooDeep, depth, MaxNesting)
 	}
 
 	r := &renderer{parser: mdParser}

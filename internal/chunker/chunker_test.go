@@ -533,3 +533,22 @@ func TestSplitConcurrent(t *testing.T) {
 		}
 	})
 }
+
+func TestPathologicalNestingIsRejectedQuickly(t *testing.T) {
+	for name, src := range map[string]string{
+		"quotes":  strings.Repeat("> ", 5000) + "deep\n",
+		"bullets": strings.Repeat("- ", 5000) + "deep\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Split("evil.md", []byte(src), Options{})
+			if !errors.Is(err, ErrTooDeep) {
+				t.Errorf("err = %v, want ErrTooDeep", err)
+			}
+		})
+	}
+	// Rules, setext underlines and ordinary nesting still parse.
+	ok := "# Title\n\nText\n-----------------------------------------------------------------------------\n\n> > > quoted\n\n- a\n  - b\n    - c\n"
+	if chunks, err := Split("ok.md", []byte(ok), Options{}); err != nil || len(chunks) == 0 {
+		t.Errorf("ordinary file: %d chunks, %v", len(chunks), err)
+	}
+}
