@@ -94,6 +94,17 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 // ClientURL is the URL clients connect to.
 func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
 
+// ConnectInProcess connects to the embedded server through an in-memory
+// pipe instead of TCP: the workers of `knowhub up` then exchange messages
+// without a system call per publish and ack.
+func (e *Embedded) ConnectInProcess(name string) (*nats.Conn, error) {
+	nc, err := nats.Connect("", nats.Name(name), nats.InProcessServer(e.srv), nats.MaxReconnects(-1))
+	if err != nil {
+		return nil, fmt.Errorf("connect in process: %w", err)
+	}
+	return nc, nil
+}
+
 // Shutdown stops the server and waits for it to finish.
 func (e *Embedded) Shutdown() {
 	e.srv.Shutdown()

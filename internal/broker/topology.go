@@ -42,10 +42,20 @@ func streamConfigs() []jetstream.StreamConfig {
 			Storage:     jetstream.FileStorage,
 		},
 		{
+			Name:        contract.StreamTranscriptsIn,
+			Description: "raw agent transcripts awaiting sanitization (memory only, removed once taken)",
+			Subjects:    []string{contract.SubjectTranscriptsIn + ".*"},
+			Storage:     jetstream.MemoryStorage,
+			Retention:   jetstream.WorkQueuePolicy,
+			MaxAge:      time.Hour,
+			MaxBytes:    256 << 20,
+		},
+		{
 			Name:        contract.StreamTranscripts,
-			Description: "sanitized agent transcripts",
-			Subjects:    []string{contract.SubjectTranscripts + ".>"},
+			Description: "sanitized agent transcripts, kept so extraction can be re-run",
+			Subjects:    []string{contract.SubjectTranscriptsStored + ".>"},
 			Storage:     jetstream.FileStorage,
+			Duplicates:  24 * time.Hour,
 		},
 		{
 			Name:        contract.StreamDLQ,

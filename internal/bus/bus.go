@@ -75,6 +75,9 @@ type Consumer struct {
 	// AckWait is how long a message may be in flight before redelivery to
 	// another replica (default 15s).
 	AckWait time.Duration
+	// Sensitive messages (raw transcripts) are dead-lettered without their
+	// payload: the reason and the headers are kept, the content is not.
+	Sensitive bool
 	// Concurrency is the number of messages this process handles at once
 	// (default 8). Messages of one subject may then be handled out of
 	// order, so handlers must order writes by stream sequence themselves.
@@ -129,7 +132,11 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 		ShouldRetry:     func(p middleware.RetryParams) bool { return !IsPermanent(p.Err) },
 		Logger:          slogAdapter{b.log.With("component", "bus", "stage", c.Stage)},
 	}
-	poison, err := middleware.PoisonQueue(b.dlq, contract.DLQSubject(c.Stage))
+	var dlq message.Publisher = b.dlq
+	if c.Sensitive {
+		dlq = payloadless{b.dlq}
+	}
+	poison, err := middleware.PoisonQueue(dlq, contract.DLQSubject(c.Stage))
 	if err != nil {
 		return fmt.Errorf("poison queue for %s: %w", c.Stage, err)
 	}
@@ -204,6 +211,16 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 
 // Close implements message.Publisher.
 func (p *Publisher) Close() error { return nil }
+
+// payloadless dead-letters messages without their payload.
+type payloadless struct{ *Publisher }
+
+func (p payloadless) Publish(topic string, msgs ...*message.Message) error {
+	for _, m := range msgs {
+		m.Payload = nil
+	}
+	return p.Publisher.Publish(topic, msgs...)
+}
 
 func truncate(s string, n int) string {
 	if len(s) <= n {

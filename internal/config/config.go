@@ -67,6 +67,7 @@ type Config struct {
 	Chunker      Chunker      `json:"chunker"`
 	Watcher      Watcher      `json:"watcher"`
 	Query        Query        `json:"query"`
+	Extractor    Extractor    `json:"extractor"`
 }
 
 // NATS is how `knowhub up` runs its embedded server (Listen, MaxPayload)
@@ -201,6 +202,34 @@ type Watcher struct {
 // Debounce is DebounceMS as a duration.
 func (w Watcher) Debounce() time.Duration { return time.Duration(w.DebounceMS) * time.Millisecond }
 
+// Extractor configures knowledge extraction from agent transcripts.
+type Extractor struct {
+	// PrivacyMode is "strict" (default: paths, emails, phones, IPs and
+	// secrets are removed before anything is stored) or "relaxed"
+	// (secrets only).
+	PrivacyMode string `json:"privacyMode"`
+	// MaxEntries bounds the entries one transcript yields (default 3).
+	MaxEntries int `json:"maxEntries"`
+	// LLM, when BaseURL is set, extracts with an OpenAI-compatible
+	// chat-completions endpoint instead of the built-in rules.
+	LLM LLM `json:"llm"`
+}
+
+// LLM is an OpenAI-compatible chat-completions endpoint (for example a
+// local Ollama at http://127.0.0.1:11434/v1).
+type LLM struct {
+	BaseURL string `json:"baseURL"`
+	Model   string `json:"model"`
+	APIKey  string `json:"apiKey"`
+	// TimeoutSeconds bounds one completion (default 60).
+	TimeoutSeconds int `json:"timeoutSeconds"`
+}
+
+// LogValue hides the API key.
+func (l LLM) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("base_url", l.BaseURL), slog.String("model", l.Model), slog.Bool("api_key_set", l.APIKey != ""))
+}
+
 // Query configures the query service.
 type Query struct {
 	// DefaultTopK is the number of hits when a request names none.
@@ -223,7 +252,8 @@ func Default() *Config {
 			Listen:       DefaultHTTPListen,
 			MaxBodyBytes: DefaultMaxBodyBytes,
 		},
-		Chunker: Chunker{ChunkMaxTokens: DefaultChunkMaxTokens},
+		Chunker:   Chunker{ChunkMaxTokens: DefaultChunkMaxTokens},
+		Extractor: Extractor{PrivacyMode: "strict", MaxEntries: 3, LLM: LLM{TimeoutSeconds: 60}},
 		Watcher: Watcher{
 			DebounceMS:   DefaultDebounceMS,
 			MaxFileBytes: DefaultMaxFileBytes,

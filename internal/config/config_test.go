@@ -352,6 +352,10 @@ func TestValidate(t *testing.T) {
 
 		{"chunk tokens low", func(c *Config) { c.Chunker.ChunkMaxTokens = 49 }, "chunker.chunkMaxTokens: must be between 50 and 8000, not 49"},
 		{"chunk tokens high", func(c *Config) { c.Chunker.ChunkMaxTokens = 8001 }, "chunker.chunkMaxTokens: must be between 50 and 8000"},
+		{"privacy mode", func(c *Config) { c.Extractor.PrivacyMode = "lax" }, `extractor.privacyMode: must be "strict" or "relaxed"`},
+		{"max entries", func(c *Config) { c.Extractor.MaxEntries = 0 }, "extractor.maxEntries: must be between 1 and 20"},
+		{"llm url", func(c *Config) { c.Extractor.LLM.BaseURL = "ftp://x"; c.Extractor.LLM.Model = "m" }, "extractor.llm.baseURL"},
+		{"llm model", func(c *Config) { c.Extractor.LLM.BaseURL = "http://127.0.0.1:11434/v1" }, "extractor.llm.model: required"},
 		{"debounce negative", func(c *Config) { c.Watcher.DebounceMS = -1 }, "watcher.debounceMs: must not be negative"},
 		{"max file bytes zero", func(c *Config) { c.Watcher.MaxFileBytes = 0 }, "watcher.maxFileBytes: must be positive"},
 		{"default topK zero", func(c *Config) { c.Query.DefaultTopK = 0 }, "query.defaultTopK: must be at least 1"},

@@ -46,6 +46,26 @@ func (c *Config) Validate() error {
 	} else if c.Query.DefaultTopK > c.Query.MaxTopK {
 		e.add("query.defaultTopK", "must not exceed query.maxTopK (%d)", c.Query.MaxTopK)
 	}
+
+	switch c.Extractor.PrivacyMode {
+	case "strict", "relaxed":
+	default:
+		e.add("extractor.privacyMode", `must be "strict" or "relaxed", not %q`, c.Extractor.PrivacyMode)
+	}
+	if n := c.Extractor.MaxEntries; n < 1 || n > 20 {
+		e.add("extractor.maxEntries", "must be between 1 and 20, not %d", n)
+	}
+	if l := c.Extractor.LLM; l.BaseURL != "" {
+		if u, err := url.Parse(l.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			e.add("extractor.llm.baseURL", "%q is not an http(s) URL", l.BaseURL)
+		}
+		if l.Model == "" {
+			e.add("extractor.llm.model", "required with a baseURL")
+		}
+		if l.TimeoutSeconds < 1 {
+			e.add("extractor.llm.timeoutSeconds", "must be at least 1")
+		}
+	}
 	return e.err()
 }
 
