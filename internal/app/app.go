@@ -19,6 +19,7 @@ import (
 	"github.com/knowhub/knowhub/internal/bus"
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/config"
+	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/indexer"
 	"github.com/knowhub/knowhub/internal/query"
 	"github.com/knowhub/knowhub/internal/redact"
@@ -91,11 +92,27 @@ func NewWatcher(cfg *config.Config, js jetstream.JetStream, maxPayload int64, re
 
 // Stages selects which stages a process runs.
 type Stages struct {
-	Watcher, Chunker, Indexer, Query bool
+	Watcher, Chunker, Indexer, Query, Extractor bool
 }
 
 // All runs every stage.
-var All = Stages{Watcher: true, Chunker: true, Indexer: true, Query: true}
+var All = Stages{Watcher: true, Chunker: true, Indexer: true, Query: true, Extractor: true}
+
+// NewPipeline builds the transcript pipeline the configuration describes:
+// the built-in rules, or an OpenAI-compatible model when one is set.
+func NewPipeline(cfg *config.Config, red *redact.Redactor) (*extractor.Pipeline, error) {
+	if red == nil {
+		return nil, errors.New("transcript pipeline: a redactor is required")
+	}
+	san := extractor.NewSanitizer(red)
+	mode := extractor.PrivacyMode(cfg.Extractor.PrivacyMode)
+	var x extractor.Extractor = extractor.NewRules()
+	if l := cfg.Extractor.LLM; l.BaseURL != "" {
+		x = extractor.NewLLM(extractor.LLMConfig{BaseURL: l.BaseURL, Model: l.Model, APIKey: l.APIKey,
+			Timeout: time.Duration(l.TimeoutSeconds) * time.Second, Privacy: mode}, san)
+	}
+	return extractor.NewPipeline(extractor.Config{Privacy: mode, MaxEntries: cfg.Extractor.MaxEntries}, san, x)
+}
 
 // Node is a set of stages sharing one NATS connection.
 type Node struct {
@@ -120,7 +137,13 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 	if err != nil {
 		return nil, fmt.Errorf("redactor: %w", err)
 	}
-	if stages.Chunker || stages.Indexer {
+	var pipeline *extractor.Pipeline
+	if stages.Extractor || stages.Query {
+		if pipeline, err = NewPipeline(cfg, red); err != nil {
+			return nil, err
+		}
+	}
+	if stages.Chunker || stages.Indexer || stages.Extractor {
 		b, err := bus.New(nc, log)
 		if err != nil {
 			return nil, err
@@ -134,6 +157,11 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 	}
 	if stages.Indexer {
 		if _, err := indexer.New(ctx, indexer.Config{}, indexer.Deps{Bus: n.bus, Logger: log}); err != nil {
+			return nil, err
+		}
+	}
+	if stages.Extractor {
+		if _, err := extractor.NewWorker(extractor.Deps{Bus: n.bus, NC: nc, Pipeline: pipeline, Logger: log}); err != nil {
 			return nil, err
 		}
 	}
@@ -152,7 +180,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		for _, t := range cfg.HTTP.Tokens {
 			qc.Tokens = append(qc.Tokens, query.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
 		}
-		q, err := query.New(qc, query.Deps{NC: nc, JS: js, Logger: log, Redactor: red})
+		q, err := query.New(qc, query.Deps{NC: nc, JS: js, Logger: log, Redactor: red, Pipeline: pipeline})
 		if err != nil {
 			return nil, err
 		}

@@ -31,6 +31,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"worker":  cmdWorker,
 		"tools":   cmdTools,
 		"kb":      cmdKB,
+		"extract": cmdExtract,
 		"bench":   cmdBench,
 		"eval":    cmdEval,
 	}
@@ -73,6 +74,8 @@ Usage:
   knowhub reindex [--rescan] [--wait D]           rebuild the index by replaying KH_FILES
   knowhub tools add CATALOG.json | rm NAME... | search "QUERY" [--type core|sourced] [--limit N]
   knowhub kb save|search|get|helpful|harmful|review|replay     knowledge entries
+  knowhub kb revoke --transcript ID               revoke every entry extracted from a transcript
+  knowhub extract TRANSCRIPT.json | --replay [--since T] [--dry-run]
   knowhub worker STAGE [flags]                    run one stage (watcher, chunker, indexer, query) against NATS
   knowhub bench [--corpus DIR]                    measure indexing, query latency and memory
   knowhub eval DIR | --markdown DIR [--json]      score retrieval on a judged collection (nDCG@10, recall, MRR)

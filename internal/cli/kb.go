@@ -34,6 +34,7 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		outcome  = c.fs.String("outcome", "", "what happened (helpful, harmful)")
 		reason   = c.fs.String("reason", "", "why (harmful, release, revoke)")
 		asJSON   = c.fs.Bool("json", false, "print the raw JSON reply")
+		tid      = c.fs.String("transcript", "", "revoke: the transcript whose entries to revoke")
 	)
 	c.fs.Var(&types, "types", "entry types, comma-separated: "+strings.Join(kb.KnownTypes(), ", "))
 	c.fs.Var(&scopes, "scopes", "scopes, comma-separated (kind:value)")
@@ -147,6 +148,15 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s %sd at sequence %d\n", pos[1], pos[0], resp.Seq)
+	case "revoke":
+		if *tid == "" {
+			return usageError{errors.New("usage: knowhub kb revoke --transcript ID (or kb review revoke ID for one entry)")}
+		}
+		n, err := app.RevokeTranscript(ctx, js, nc, *tid, *reason)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "revoked %d entries extracted from transcript %s\n", n, *tid)
 	case "replay":
 		n, err := app.ReplayKB(ctx, js, kb.Folder{})
 		if err != nil {

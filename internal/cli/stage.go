@@ -65,19 +65,20 @@ func Stage(ctx context.Context, name string, stages app.Stages, args []string, s
 
 // stages maps a stage name to the stage set that runs it.
 var stages = map[string]app.Stages{
-	"watcher": {Watcher: true},
-	"chunker": {Chunker: true},
-	"indexer": {Indexer: true},
-	"query":   {Query: true},
+	"watcher":   {Watcher: true},
+	"chunker":   {Chunker: true},
+	"indexer":   {Indexer: true},
+	"query":     {Query: true},
+	"extractor": {Extractor: true},
 }
 
 func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{errors.New("missing stage: watcher, chunker, indexer or query")}
+		return usageError{errors.New("missing stage: watcher, chunker, indexer, query or extractor")}
 	}
 	st, ok := stages[args[0]]
 	if !ok {
-		return usageError{fmt.Errorf("unknown stage %q: want watcher, chunker, indexer or query", args[0])}
+		return usageError{fmt.Errorf("unknown stage %q: want watcher, chunker, indexer, query or extractor", args[0])}
 	}
 	if code := Stage(ctx, args[0], st, args[1:], stdout, stderr); code != 0 {
 		return errSilent

@@ -38,6 +38,7 @@ func (s *Service) routes() http.Handler {
 	mux.HandleFunc("POST /api/tools", s.httpUpsertTools)
 	mux.HandleFunc("DELETE /api/tools/{name}", s.httpRemoveTool)
 	s.kbRoutes(mux)
+	mux.HandleFunc("POST /api/extract", s.httpExtract)
 	return mux
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/redact"
 )
@@ -45,6 +46,9 @@ type Deps struct {
 	JS       jetstream.JetStream
 	Logger   *slog.Logger
 	Redactor Redactor // applied to knowledge before it is persisted
+	// Pipeline sanitizes transcripts sent to kh.extract and POST
+	// /api/extract; without it those answer 503.
+	Pipeline *extractor.Pipeline
 }
 
 // Service follows KH_INDEX into an Engine and serves it over NATS.
@@ -57,6 +61,7 @@ type Service struct {
 	auth   *authenticator
 	red    Redactor
 	screen *kb.Screen
+	pipe   *extractor.Pipeline
 
 	kbBucket jetstream.KeyValue
 
@@ -89,6 +94,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		auth:   newAuthenticator(cfg.Tokens),
 		red:    deps.Redactor,
 		screen: kb.NewScreen(),
+		pipe:   deps.Pipeline,
 		ready:  make(chan struct{}),
 	}, nil
 }
@@ -164,6 +170,7 @@ func (s *Service) Run(ctx context.Context) error {
 		// send on these subjects.
 		{"kb-update", contract.SubjectKBUpdate, jsonEndpoint(func(r kb.UpdateRequest) (*kb.UpdateResponse, error) { return s.UpdateKB(r, nil, true) })},
 		{"kb-get", contract.SubjectKBGet, jsonEndpoint(func(r contract.KBGetRequest) (*kb.Entry, error) { return s.GetKB(r, false) })},
+		{"extract", contract.SubjectExtract, s.handleExtract},
 		{"kb-review", contract.SubjectKBReview, jsonEndpoint(func(struct{}) ([]kb.Entry, error) { return s.ReviewKB() })},
 	}
 	for _, ep := range endpoints {
@@ -304,6 +311,8 @@ func StatusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, ErrForbidden):
 		return http.StatusForbidden
+	case errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
 	default:
 		return http.StatusInternalServerError
 	}

@@ -1,0 +1,187 @@
+package extractor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/knowhub/knowhub/internal/bus"
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/kb"
+)
+
+// Stage names of the extractor's two consumers.
+const (
+	StageIntake  = "extractor-intake"
+	StageExtract = "extractor"
+)
+
+// Deps are the worker's collaborators.
+type Deps struct {
+	Bus      *bus.Bus
+	NC       *nats.Conn
+	Pipeline *Pipeline
+	Logger   *slog.Logger
+}
+
+// Worker sanitizes raw transcripts into KH_TRANSCRIPTS and extracts
+// knowledge from them, saving each entry through kh.kb.save: the same
+// validation, redaction, duplicate checks and screening as any save.
+type Worker struct {
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	p   *Pipeline
+	log *slog.Logger
+}
+
+// NewWorker registers the extractor's consumers on deps.Bus.
+func NewWorker(deps Deps) (*Worker, error) {
+	w := &Worker{nc: deps.NC, js: deps.Bus.JetStream(), p: deps.Pipeline, log: deps.Logger.With("component", StageExtract)}
+	err := deps.Bus.Handle(bus.Consumer{
+		Stage:     StageIntake,
+		Stream:    contract.StreamTranscriptsIn,
+		Durable:   StageIntake,
+		Filter:    contract.SubjectTranscriptsIn + ".*",
+		Sensitive: true, // raw transcripts never reach the dead-letter stream
+	}, w.intake)
+	if err != nil {
+		return nil, err
+	}
+	err = deps.Bus.Handle(bus.Consumer{
+		Stage:       StageExtract,
+		Stream:      contract.StreamTranscripts,
+		Durable:     StageExtract,
+		Filter:      contract.SubjectTranscriptsStored + ".>",
+		AckWait:     2 * time.Minute, // a model may take a while
+		Concurrency: 2,
+	}, w.extract)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *Worker) intake(ctx context.Context, m *bus.Message) error {
+	_, err := Store(ctx, w.js, w.p, m.Data)
+	if errors.Is(err, ErrInvalid) {
+		return bus.Permanent(err)
+	}
+	return err
+}
+
+// Store sanitizes a raw transcript and appends it to KH_TRANSCRIPTS. The
+// same transcript (same session and content) is stored once: its id is
+// the message id, and the stream drops duplicates for a day.
+func Store(ctx context.Context, js jetstream.JetStream, p *Pipeline, raw []byte) (*contract.ExtractReply, error) {
+	t, id, err := p.Prepare(raw)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(t)
+	if err != nil {
+		return nil, fmt.Errorf("encode transcript: %w", err)
+	}
+	data, err := json.Marshal(contract.StoredTranscript{Schema: contract.SchemaVersion, ID: id, Privacy: string(p.mode), Transcript: body})
+	if err != nil {
+		return nil, err
+	}
+	ack, err := js.PublishMsg(ctx, &nats.Msg{
+		Subject: contract.SubjectTranscriptsStored + "." + contract.TranscriptSubjectToken(t.AgentID),
+		Data:    data,
+		Header: nats.Header{
+			nats.MsgIdHdr:         {id},
+			contract.HeaderSchema: {strconv.Itoa(contract.SchemaVersion)},
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store transcript %s: %w", id, err)
+	}
+	return &contract.ExtractReply{TranscriptID: id, Duplicate: ack.Duplicate, Seq: ack.Sequence}, nil
+}
+
+func (w *Worker) extract(ctx context.Context, m *bus.Message) error {
+	st, t, err := DecodeStored(m.Data)
+	if err != nil {
+		return bus.Permanent(err)
+	}
+	res, err := w.p.Extract(ctx, t, st.ID)
+	if err != nil {
+		return err // a model that cannot be reached: retry, then dead-letter
+	}
+	for _, r := range res.Requests {
+		resp, err := SaveEntry(w.nc, ScopeRequest(r, t))
+		if bus.IsPermanent(err) {
+			w.log.Warn("extracted entry rejected", "transcript", st.ID, "err", err)
+			continue
+		}
+		if err != nil {
+			return err // saved entries come back as exact duplicates on retry
+		}
+		w.log.Info("extracted", "transcript", st.ID, "entry", resp.ID, "state", resp.State, "duplicate", resp.Duplicate)
+	}
+	for _, d := range res.Dropped {
+		w.log.Debug("candidate dropped", "transcript", st.ID, "reason", d)
+	}
+	return nil
+}
+
+// DecodeStored decodes a KH_TRANSCRIPTS payload.
+func DecodeStored(data []byte) (*contract.StoredTranscript, *Transcript, error) {
+	var st contract.StoredTranscript
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, nil, fmt.Errorf("decode stored transcript: %w", err)
+	}
+	if st.Schema > contract.SchemaVersion || st.ID == "" {
+		return nil, nil, fmt.Errorf("stored transcript has schema %d and id %q", st.Schema, st.ID)
+	}
+	var t Transcript
+	if err := json.Unmarshal(st.Transcript, &t); err != nil {
+		return nil, nil, fmt.Errorf("decode transcript %s: %w", st.ID, err)
+	}
+	return &st, &t, nil
+}
+
+var scopeValue = regexp.MustCompile(`[^A-Za-z0-9_.@/-]+`)
+
+// ScopeRequest gives an extracted entry its audience: the agent whose
+// transcript it came from (scope agent:<id>), or everyone when the
+// transcript names no agent.
+func ScopeRequest(r kb.SaveRequest, t *Transcript) kb.SaveRequest {
+	if v := scopeValue.ReplaceAllString(t.AgentID, "-"); v != "" && v != "-" {
+		r.Scopes = []string{"agent:" + v}
+	}
+	r.Owner = "extractor"
+	return r
+}
+
+// SaveEntry sends one save request to kh.kb.save.
+func SaveEntry(nc *nats.Conn, r kb.SaveRequest) (*kb.SaveResponse, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := nc.Request(contract.SubjectKBSave, data, 15*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("save extracted entry: %w", err)
+	}
+	if e := msg.Header.Get(micro.ErrorHeader); e != "" {
+		if msg.Header.Get(micro.ErrorCodeHeader) == "400" {
+			return nil, bus.Permanent(fmt.Errorf("save extracted entry: %s", e))
+		}
+		return nil, fmt.Errorf("save extracted entry: %s", e)
+	}
+	var resp kb.SaveResponse
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}

@@ -1,0 +1,68 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/extractor"
+)
+
+// Extract takes a raw transcript, sanitizes it and stores it for the
+// extractor; extraction itself is asynchronous. Malformed or oversize
+// transcripts are rejected and nothing is stored.
+func (s *Service) Extract(raw []byte) (*contract.ExtractReply, error) {
+	if s.pipe == nil {
+		return nil, fmt.Errorf("%w: no transcript pipeline", ErrUnavailable)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	reply, err := extractor.Store(ctx, s.js, s.pipe, raw)
+	switch {
+	case errors.Is(err, extractor.ErrTooLarge):
+		return nil, fmt.Errorf("%w: %v", ErrTooLarge, err)
+	case errors.Is(err, extractor.ErrInvalid):
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	case err != nil:
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	return reply, nil
+}
+
+// ErrTooLarge marks a request over a size limit.
+var ErrTooLarge = errors.New("too large")
+
+func (s *Service) handleExtract(req micro.Request) {
+	reply, err := s.Extract(req.Data())
+	if err != nil {
+		_ = req.Error(strconv.Itoa(StatusOf(err)), err.Error(), nil)
+		return
+	}
+	_ = req.RespondJSON(reply)
+}
+
+func (s *Service) httpExtract(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("transcript over %d bytes", tooBig.Limit))
+			return
+		}
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	reply, err := s.Extract(raw)
+	if err != nil {
+		writeError(w, StatusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, reply)
+}
