@@ -27,21 +27,35 @@ func BuildDoc(cs *contract.ChunkSet, an *analysis.Analyzer) *contract.IndexDoc {
 		return doc
 	}
 	doc.Chunks = make([]contract.IndexChunk, 0, len(cs.Chunks))
+	// Title and summary come from the file's front matter and repeat on
+	// every chunk: analyse each distinct text once and share the
+	// (read-only) vector.
+	memo := map[string]map[string]int{}
+	vector := func(text string) map[string]int {
+		if strings.TrimSpace(text) == "" {
+			return nil
+		}
+		if m, ok := memo[text]; ok {
+			return m
+		}
+		m := map[string]int{}
+		if an.TermFreqs(text, m) == 0 {
+			m = nil
+		}
+		memo[text] = m
+		return m
+	}
 	for _, c := range cs.Chunks {
 		terms := map[string]map[string]int{}
-		add := func(field, text string) {
-			if strings.TrimSpace(text) == "" {
-				return
-			}
-			m := map[string]int{}
-			if an.TermFreqs(text, m) > 0 {
+		add := func(field string, m map[string]int) {
+			if m != nil {
 				terms[field] = m
 			}
 		}
-		add(contract.FieldTitle, c.Title)
-		add(contract.FieldSummary, joinNonEmpty("\n", c.Summary, c.ReadWhen))
-		add(contract.FieldHeading, strings.Join(c.HeadingPath, "\n"))
-		add(contract.FieldBody, c.Text)
+		add(contract.FieldTitle, vector(c.Title))
+		add(contract.FieldSummary, vector(joinNonEmpty("\n", c.Summary, c.ReadWhen)))
+		add(contract.FieldHeading, analyse(an, strings.Join(c.HeadingPath, "\n")))
+		add(contract.FieldBody, analyse(an, c.Text))
 		ic := contract.IndexChunk{
 			ID:          c.ID,
 			Ord:         c.Ord,
@@ -56,6 +70,18 @@ func BuildDoc(cs *contract.ChunkSet, an *analysis.Analyzer) *contract.IndexDoc {
 		doc.Chunks = append(doc.Chunks, ic)
 	}
 	return doc
+}
+
+// analyse returns the term frequencies of text, or nil when it has none.
+func analyse(an *analysis.Analyzer, text string) map[string]int {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	m := map[string]int{}
+	if an.TermFreqs(text, m) == 0 {
+		return nil
+	}
+	return m
 }
 
 func joinNonEmpty(sep string, parts ...string) string {
