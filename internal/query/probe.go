@@ -1,8 +1,8 @@
 package query
 
 import (
+	"bytes"
 	"sort"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -28,6 +28,8 @@ type probeSet struct {
 	// seen caches scans by entry text within one query: proximity and
 	// snippets look at the same top hits.
 	seen map[string][]probeHit
+	buf  []byte
+	pb   [][]byte
 }
 
 // newProbeSet builds probes for a set of analysed terms, in a stable order.
@@ -65,14 +67,26 @@ func (ps *probeSet) scan(text string) []probeHit {
 }
 
 func (ps *probeSet) scanText(text string) []probeHit {
-	lower := asciiLower(text)
+	// Lower-case into a buffer reused across the query's texts.
+	ps.buf = append(ps.buf[:0], text...)
+	for i, c := range ps.buf {
+		if 'A' <= c && c <= 'Z' {
+			ps.buf[i] = c + 'a' - 'A'
+		}
+	}
+	lower := ps.buf
+	if ps.pb == nil {
+		for _, p := range ps.probes {
+			ps.pb = append(ps.pb, []byte(p))
+		}
+	}
 	var hits []probeHit
-	for i, p := range ps.probes {
-		if p == "" {
+	for i, p := range ps.pb {
+		if len(p) == 0 {
 			continue
 		}
 		for from := 0; from < len(lower); {
-			j := strings.Index(lower[from:], p)
+			j := bytes.Index(lower[from:], p)
 			if j < 0 {
 				break
 			}
@@ -83,22 +97,6 @@ func (ps *probeSet) scanText(text string) []probeHit {
 	}
 	sort.Slice(hits, func(a, b int) bool { return hits[a].pos < hits[b].pos })
 	return hits
-}
-
-// asciiLower lower-cases ASCII letters only, so byte offsets are kept.
-func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if c := b[j]; 'A' <= c && c <= 'Z' {
-					b[j] = c + 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
 }
 
 // bestWindow returns the [from, to) range of hits, spanning at most

@@ -24,7 +24,7 @@ func Resolve(hits []search.Hit) (kept []search.Hit, shadowed []Shadow) {
 	groups := make(map[string][]int, len(hits))
 	order := make([]string, 0, len(hits))
 	for i, h := range hits {
-		k := contract.SectionKey(h.Entry.Source.Path, h.Entry.HeadingPath)
+		k := h.Entry.SectionKey
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}

@@ -12,6 +12,7 @@ func hit(repo, path string, prio int, typ string, score float64, heading ...stri
 	return search.Hit{Score: score, Entry: &search.Entry{
 		ID:          repo + path + strings.Join(heading, "/"),
 		HeadingPath: heading,
+		SectionKey:  contract.SectionKey(path, heading),
 		Source:      &search.Source{Key: repo + ":" + path, Repo: repo, Path: path, Meta: contract.RepoMeta{Priority: prio, Type: typ}},
 	}}
 }

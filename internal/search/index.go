@@ -74,6 +74,8 @@ type Entry struct {
 	HeadingPath []string
 	Title       string
 	Text        string
+	// SectionKey is contract.SectionKey of the entry, computed once.
+	SectionKey string
 
 	ord   uint32
 	alive bool
@@ -148,7 +150,8 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 	for i := range doc.Chunks {
 		c := &doc.Chunks[i]
 		e := &Entry{Source: src, ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text,
-			ord: uint32(len(ix.entries)), alive: true, boost: 1}
+			SectionKey: contract.SectionKey(doc.Path, c.HeadingPath),
+			ord:        uint32(len(ix.entries)), alive: true, boost: 1}
 		if c.Boost > 0 {
 			e.boost = c.Boost
 		}
