@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -142,9 +141,7 @@ averaged over the queries that have a relevant document.
 	fmt.Fprintf(out, "searched  %d queries in %s (%.0f queries/s on %d workers)\n",
 		rep.Queries, shortDuration(rep.SearchTime), float64(rep.Queries)/rep.SearchTime.Seconds(), runtime.GOMAXPROCS(0))
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := printJSON(stdout, rep); err != nil {
 			return err
 		}
 	} else {

@@ -78,9 +78,7 @@ func cmdExtract(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if *dryRun {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		return printJSON(stdout, rep)
 	}
 	fmt.Fprintf(stdout, "%d transcripts: %d entries added, %d quarantined, %d superseded older ones, %d already known, %d rejected\n",
 		rep.Transcripts, rep.Added, rep.Quarantined, rep.Superseded, rep.Duplicates, rep.Rejected)

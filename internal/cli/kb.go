@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,11 +50,6 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer nc.Close()
-	print := func(v any) error {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(v)
-	}
 	feedback := func(helpful bool) error {
 		if len(pos) != 1 {
 			return usageError{fmt.Errorf("usage: knowhub kb %s ID [--task T] [--outcome O] [--reason R]", sub)}
@@ -77,7 +71,7 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if *asJSON {
-			return print(resp)
+			return printJSON(stdout, resp)
 		}
 		fmt.Fprintf(stdout, "%s %s (sequence %d)", resp.ID, resp.State, resp.Seq)
 		if resp.Duplicate != "" {
@@ -98,7 +92,7 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		switch {
 		case *asJSON:
-			return print(resp)
+			return printJSON(stdout, resp)
 		case resp.Prompt != "":
 			fmt.Fprintln(stdout, resp.Prompt)
 			return nil
@@ -118,7 +112,7 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := request(nc, contract.SubjectKBGet, contract.KBGetRequest{ID: pos[0], Scopes: scopes}, &e, 10*time.Second); err != nil {
 			return err
 		}
-		return print(e)
+		return printJSON(stdout, e)
 	case "helpful":
 		return feedback(true)
 	case "harmful":
@@ -130,7 +124,7 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			if *asJSON {
-				return print(entries)
+				return printJSON(stdout, entries)
 			}
 			if len(entries) == 0 {
 				fmt.Fprintln(stdout, "nothing is quarantined")

@@ -79,9 +79,7 @@ func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(resp)
+		return printJSON(stdout, resp)
 	}
 	printHits(stdout, &resp)
 	return nil
@@ -144,9 +142,7 @@ func cmdStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return printJSON(stdout, struct {
 			contract.StatsResponse
 			Pipeline app.Progress `json:"pipeline"`
 		}{st, prog})

@@ -73,9 +73,7 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(resp)
+			return printJSON(stdout, resp)
 		}
 		if len(resp.Hits) == 0 {
 			fmt.Fprintf(stdout, "no tool matches %q\n", resp.Query)
