@@ -348,7 +348,7 @@ func TestBuildDoc(t *testing.T) {
 			}
 		})
 	}
-	if IndexKey("abc") != "kb.abc" || Subject("abc") != "kh.kb.abc" {
+	if IndexKey("abc") != "kb.abc" || Subject("abc") != "kh.kb.e.abc" {
 		t.Errorf("keys %q %q", IndexKey("abc"), Subject("abc"))
 	}
 }
