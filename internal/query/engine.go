@@ -52,6 +52,7 @@ type Engine struct {
 
 	completion float64
 	gramWeight float64
+	feedback   Scoring
 
 	mu       sync.Mutex
 	revision uint64 // last KH_INDEX revision applied
@@ -68,14 +69,20 @@ type Scoring struct {
 	// GramWeight weighs a tool query word's character n-grams, shared out
 	// among them.
 	GramWeight float64
+	// Feedback, when FeedbackWeight is positive, expands a tool query with
+	// the terms of its FeedbackDocs best tools (pseudo-relevance feedback).
+	FeedbackDocs, FeedbackTerms int
+	FeedbackWeight              float64
 }
 
-// DefaultScoring returns the parameters chosen on the judged collections:
-// on MetaTool through tool search, name completions at 0.5 and character
+// DefaultScoring returns the parameters chosen on the judged collections.
+// On MetaTool through tool search: name completions at 0.5 and character
 // n-grams at 0.2 lift nDCG@10 from 0.571 to 0.576 and Recall@100 from
-// 0.794 to 0.851.
+// 0.794 to 0.851; feedback from the best tool's 20 terms at 0.2 lifts them
+// to 0.579 and 0.890 (more feedback tools raise recall but lower nDCG).
 func DefaultScoring() Scoring {
-	return Scoring{Docs: search.DocsParams(), Tools: search.ToolsParams(), CompletionWeight: 0.5, GramWeight: 0.2}
+	return Scoring{Docs: search.DocsParams(), Tools: search.ToolsParams(), CompletionWeight: 0.5, GramWeight: 0.2,
+		FeedbackDocs: 1, FeedbackTerms: 20, FeedbackWeight: 0.2}
 }
 
 // NewEngine returns an empty engine with DefaultScoring. Zero limits take
@@ -112,7 +119,7 @@ func NewEngineScoring(limits Limits, sc Scoring) *Engine {
 		panic(err)
 	}
 	return &Engine{limits: limits, an: analysis.New(), docs: docs, tools: tools, kb: kbIndex,
-		changed: make(chan struct{}), completion: sc.CompletionWeight, gramWeight: sc.GramWeight}
+		changed: make(chan struct{}), completion: sc.CompletionWeight, gramWeight: sc.GramWeight, feedback: sc}
 }
 
 // Analyzer returns the engine's analyzer.

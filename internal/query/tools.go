@@ -67,6 +67,10 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 	}
 	terms, _ := e.queryTerms(e.tools, q)
 	hits, total := e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: limit + 64})
+	if fb := e.feedback; fb.FeedbackWeight > 0 && len(hits) > 0 {
+		terms = append(terms, e.feedbackTerms(hits, terms, fb)...)
+		hits, total = e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: limit + 64})
+	}
 
 	type ranked struct {
 		entry *search.Entry
@@ -139,4 +143,43 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 	}
 	resp.TookMicros = time.Since(start).Microseconds()
 	return resp, nil
+}
+
+// feedbackTerms picks the terms that the best first-pass tools share,
+// weighted by those tools' scores, as extra low-weight query terms.
+func (e *Engine) feedbackTerms(hits []search.Hit, have []search.Term, fb Scoring) []search.Term {
+	seen := map[string]bool{}
+	group := 0
+	for _, t := range have {
+		seen[t.Text] = true
+		group = max(group, t.Group+1)
+	}
+	weight := map[string]float64{}
+	top := hits[0].Score
+	for _, h := range hits[:min(fb.FeedbackDocs, len(hits))] {
+		for _, t := range e.tools.EntryTerms(h.Entry) {
+			if !seen[t] && !strings.HasPrefix(t, "#") {
+				weight[t] += h.Score / top
+			}
+		}
+	}
+	type tw struct {
+		t string
+		w float64
+	}
+	var list []tw
+	for t, w := range weight {
+		list = append(list, tw{t, w})
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].w != list[j].w {
+			return list[i].w > list[j].w
+		}
+		return list[i].t < list[j].t
+	})
+	var out []search.Term
+	for i, x := range list[:min(fb.FeedbackTerms, len(list))] {
+		out = append(out, search.Term{Text: x.t, Weight: fb.FeedbackWeight * x.w / list[0].w, Group: group + i})
+	}
+	return out
 }

@@ -326,6 +326,17 @@ func (ix *Index) EachEntry(fn func(*Entry) bool) {
 	}
 }
 
+// EntryTerms returns the distinct terms an entry holds.
+func (ix *Index) EntryTerms(e *Entry) []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]string, 0, len(e.terms))
+	for _, pl := range e.terms {
+		out = append(out, pl.term)
+	}
+	return out
+}
+
 // Term is one query term with its weight (1 for exact terms, less for
 // expansions such as typo corrections).
 type Term struct {
