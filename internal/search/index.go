@@ -38,7 +38,7 @@ func ToolsParams() Params {
 		{Name: contract.FieldName, Weight: 3, B: 0.3},
 		{Name: contract.FieldKeywords, Weight: 2, B: 0.3},
 		{Name: contract.FieldDescription, Weight: 1, B: 0.15},
-		{Name: contract.FieldGrams, Weight: 1, B: 0.5},
+		{Name: contract.FieldGrams, Weight: 1, B: 0.2},
 	}}
 }
 
