@@ -58,7 +58,7 @@ type Result struct {
 	ReplicaPeakRSS     int64
 	QueryP50, QueryP90 time.Duration
 	QueryP99, QueryMax time.Duration
-	RoundTripP50       time.Duration // kh.stats through the same path
+	RoundTripP50       time.Duration // a no-op request through the same path
 	EditP50, EditMax   time.Duration
 	Debounce           time.Duration
 }
@@ -193,19 +193,19 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.QueryP99, res.QueryMax = pct(lat, 99), lat[len(lat)-1]
 	fmt.Fprintf(cfg.Out, "query latency over %d requests: p50 %s  p90 %s  p99 %s  max %s\n",
 		len(lat), res.QueryP50, res.QueryP90, res.QueryP99, res.QueryMax)
-	// The floor: the same round trip to the replica's stats endpoint,
-	// which does almost no work.
+	// The floor: the same round trip to the replica's micro PING
+	// endpoint, which does no work.
 	floor := make([]time.Duration, 0, 1000)
 	for range 1000 {
 		t0 := time.Now()
-		if _, err := client.Request(contract.SubjectStats, []byte("{}"), 5*time.Second); err != nil {
+		if _, err := client.Request("$SRV.PING."+contract.ServiceName, nil, 5*time.Second); err != nil {
 			return nil, err
 		}
 		floor = append(floor, time.Since(t0))
 	}
 	slices.Sort(floor)
 	res.RoundTripP50 = pct(floor, 50)
-	fmt.Fprintf(cfg.Out, "request-reply floor (kh.stats, same path): p50 %s\n", res.RoundTripP50)
+	fmt.Fprintf(cfg.Out, "request-reply floor (micro PING of the replica, same path): p50 %s\n", res.RoundTripP50)
 	res.ReplicaRSS, res.ReplicaPeakRSS = rss(replica.Process.Pid)
 	fmt.Fprintf(cfg.Out, "query replica memory: RSS %.0f MB, peak %.0f MB\n", float64(res.ReplicaRSS)/1e6, float64(res.ReplicaPeakRSS)/1e6)
 
