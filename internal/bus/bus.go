@@ -12,12 +12,14 @@ package bus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ThreeDotsLabs/watermill"
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -62,6 +64,19 @@ func Permanent(err error) error {
 func IsPermanent(err error) bool {
 	var p permanentError
 	return errors.As(err, &p)
+}
+
+// DecodeJSON decodes m's JSON payload into v. Invalid UTF-8 (which JSON
+// decoding would quietly turn into U+FFFD) and malformed JSON are
+// permanent errors naming what was expected.
+func DecodeJSON(m *Message, v any, what string) error {
+	if !utf8.Valid(m.Data) {
+		return Permanent(fmt.Errorf("%s on %s is not valid UTF-8", what, m.Subject))
+	}
+	if err := json.Unmarshal(m.Data, v); err != nil {
+		return Permanent(fmt.Errorf("decode %s: %w", what, err))
+	}
+	return nil
 }
 
 // Consumer describes one durable consumer.

@@ -93,13 +93,9 @@ func ChunkFile(ev *contract.FileEvent, seq uint64, red Redactor, opts Options) (
 }
 
 func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
-	// JSON decoding would quietly turn invalid bytes into U+FFFD.
-	if !utf8.Valid(m.Data) {
-		return bus.Permanent(fmt.Errorf("file event on %s is not valid UTF-8", m.Subject))
-	}
 	var ev contract.FileEvent
-	if err := json.Unmarshal(m.Data, &ev); err != nil {
-		return bus.Permanent(fmt.Errorf("decode file event: %w", err))
+	if err := bus.DecodeJSON(m, &ev, "file event"); err != nil {
+		return err
 	}
 	if ev.Schema > contract.SchemaVersion {
 		return bus.Permanent(fmt.Errorf("file event schema %d is newer than %d", ev.Schema, contract.SchemaVersion))

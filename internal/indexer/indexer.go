@@ -2,12 +2,10 @@ package indexer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
-	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -95,12 +93,9 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 const StageTools = "indexer-tools"
 
 func (w *Worker) handleTool(ctx context.Context, m *bus.Message) error {
-	if !utf8.Valid(m.Data) {
-		return bus.Permanent(fmt.Errorf("tool event on %s is not valid UTF-8", m.Subject))
-	}
 	var ev contract.ToolEvent
-	if err := json.Unmarshal(m.Data, &ev); err != nil {
-		return bus.Permanent(fmt.Errorf("decode tool event: %w", err))
+	if err := bus.DecodeJSON(m, &ev, "tool event"); err != nil {
+		return err
 	}
 	if ev.Schema > contract.SchemaVersion {
 		return bus.Permanent(fmt.Errorf("tool event schema %d is newer than %d", ev.Schema, contract.SchemaVersion))
@@ -132,12 +127,9 @@ func (w *Worker) handleTool(ctx context.Context, m *bus.Message) error {
 }
 
 func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
-	if !utf8.Valid(m.Data) {
-		return bus.Permanent(fmt.Errorf("chunk set on %s is not valid UTF-8", m.Subject))
-	}
 	var cs contract.ChunkSet
-	if err := json.Unmarshal(m.Data, &cs); err != nil {
-		return bus.Permanent(fmt.Errorf("decode chunk set: %w", err))
+	if err := bus.DecodeJSON(m, &cs, "chunk set"); err != nil {
+		return err
 	}
 	if cs.Schema > contract.SchemaVersion {
 		return bus.Permanent(fmt.Errorf("chunk set schema %d is newer than %d", cs.Schema, contract.SchemaVersion))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -19,12 +18,9 @@ import (
 const StageKB = "indexer-kb"
 
 func (w *Worker) handleKB(ctx context.Context, m *bus.Message) error {
-	if !utf8.Valid(m.Data) {
-		return bus.Permanent(fmt.Errorf("knowledge event on %s is not valid UTF-8", m.Subject))
-	}
 	var ev kb.Event
-	if err := json.Unmarshal(m.Data, &ev); err != nil {
-		return bus.Permanent(fmt.Errorf("decode knowledge event: %w", err))
+	if err := bus.DecodeJSON(m, &ev, "knowledge event"); err != nil {
+		return err
 	}
 	if err := kb.ValidateEvent(&ev); err != nil {
 		return bus.Permanent(err)
