@@ -40,6 +40,9 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if err := cfg.CheckPaths(); err != nil {
+		return err
+	}
 	log, err := c.logger(stderr)
 	if err != nil {
 		return err
