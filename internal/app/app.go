@@ -191,7 +191,13 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 				return nil, fmt.Errorf("http cannot listen on %s (%v): choose another address with --http", cfg.HTTP.Listen, err)
 			}
 			n.httpLn = ln
-			n.http = &http.Server{Handler: n.Query.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			n.http = &http.Server{
+				Handler:           n.Query.Handler(),
+				ReadHeaderTimeout: 10 * time.Second,
+				ReadTimeout:       30 * time.Second,
+				WriteTimeout:      60 * time.Second, // min_seq waits are bounded well below
+				IdleTimeout:       2 * time.Minute,
+			}
 		}
 	}
 	return n, nil

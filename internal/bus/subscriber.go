@@ -52,7 +52,15 @@ func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 				if errors.Is(err, jetstream.ErrMsgIteratorClosed) || ctx.Err() != nil {
 					return
 				}
-				continue // transient: the iterator keeps pulling
+				// Transient (heartbeats missed, server restarting): the
+				// iterator keeps pulling; pause so a persistent error
+				// cannot spin.
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+				continue
 			}
 			wm := toWatermill(msg)
 			mctx, cancel := context.WithCancel(ctx)
