@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"time"
@@ -247,6 +248,10 @@ func (s *Service) follow(ctx context.Context, updates <-chan jetstream.KeyValueE
 		r := <-out
 		if r.key == "" {
 			s.readyOnce.Do(func() {
+				// Loading leaves decoded values behind as garbage: hand
+				// it back to the OS before serving, so a replica's
+				// resident size is what it holds.
+				debug.FreeOSMemory()
 				close(s.ready)
 				st := s.engine.Stats(true)
 				s.log.Info("query replica ready", "docs_files", st.Collections[contract.CollectionDocs].Sources,
