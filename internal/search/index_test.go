@@ -245,3 +245,17 @@ func TestFuzzy(t *testing.T) {
 		t.Errorf("after churn Fuzzy(grpe) = %s", got)
 	}
 }
+
+func TestIDFPower(t *testing.T) {
+	p := bodyParams()
+	p.IDFPower = 2
+	ix := mustNew(t, p)
+	ix.Put("a", doc(1, map[string]int{"rare": 1}), nil)
+	ix.Put("b", doc(2, map[string]int{"common": 1}), nil)
+	ix.Put("c", doc(3, map[string]int{"common": 1}), nil)
+	idf := math.Log(1 + (3-1+0.5)/(1+0.5))
+	want := idf * idf * 1 * 2.2 / (1.2 + 1) // tf 1 at average length
+	if got := search(ix, 1, "rare")[0].Score; math.Abs(got-want) > 1e-9 {
+		t.Errorf("score with IDF squared = %v, want %v", got, want)
+	}
+}
