@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -441,5 +442,30 @@ func TestReplayRebuildsTheSameIndex(t *testing.T) {
 	after := searchDocs(t, srv.NC, contract.SearchRequest{Query: "install package manager"})
 	if len(after.Hits) != len(before.Hits) || after.Hits[0].ChunkID != before.Hits[0].ChunkID || after.Hits[0].Score != before.Hits[0].Score {
 		t.Errorf("replayed index differs:\nbefore %+v\nafter  %+v", before.Hits, after.Hits)
+	}
+}
+
+func TestCorrelationIDFollowsAFile(t *testing.T) {
+	srv := natstest.Start(t, "")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "c.md"), "# C\n\nCorrelated.\n")
+	runNode(t, srv, testConfig(config.Repository{Name: "docs", Path: dir}))
+	ctx := context.Background()
+	files, _ := srv.JS.Stream(ctx, contract.StreamFiles)
+	chunks, _ := srv.JS.Stream(ctx, contract.StreamChunks)
+	fm, err := files.GetLastMsgForSubject(ctx, contract.FileSubject("docs", "c.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := chunks.GetLastMsgForSubject(ctx, contract.ChunkSubject("docs", "c.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := fm.Header.Get(contract.HeaderCorrelation)
+	if id == "" || cm.Header.Get(contract.HeaderCorrelation) != id {
+		t.Errorf("correlation id %q on the file, %q on its chunk set", id, cm.Header.Get(contract.HeaderCorrelation))
+	}
+	if cm.Header.Get(contract.HeaderSourceSeq) != fmt.Sprint(fm.Sequence) {
+		t.Errorf("chunk set source sequence %q, want %d", cm.Header.Get(contract.HeaderSourceSeq), fm.Sequence)
 	}
 }
