@@ -292,6 +292,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 // follow is Run's live loop: it collects dirty paths from fsnotify and
 // processes them once no event arrived for w.debounce, or w.maxDelay after
 // the first one, whichever comes first.
+// retryDelay is how long the watcher waits before publishing a batch of
+// changes again after a failure.
+const retryDelay = time.Second
+
 func (w *Watcher) follow(ctx context.Context, fsw *fsnotify.Watcher) error {
 	dirty := make(map[string]struct{})
 	var first time.Time
@@ -344,7 +348,19 @@ func (w *Watcher) follow(ctx context.Context, fsw *fsnotify.Watcher) error {
 			dirty = make(map[string]struct{})
 			first = time.Time{}
 			if err := w.processDirty(ctx, batch); err != nil {
-				return err
+				if ctx.Err() != nil {
+					return nil
+				}
+				// NATS unreachable or restarting: keep the paths dirty
+				// and try again, rather than stopping the process.
+				// Processing a path again is harmless: it compares with
+				// what was published.
+				w.log.Warn("publishing changes failed; retrying", "paths", len(batch), "err", err)
+				for p := range batch {
+					dirty[p] = struct{}{}
+				}
+				first = time.Now()
+				timer.Reset(retryDelay)
 			}
 		}
 	}

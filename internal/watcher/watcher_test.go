@@ -699,3 +699,24 @@ func TestPathEscaping(t *testing.T) {
 		}
 	}
 }
+
+// TestLivePublishFailureIsRetried: while the stream is gone, changes stay
+// dirty and are published once it is back; the watcher keeps running.
+func TestLivePublishFailureIsRetried(t *testing.T) {
+	e := newEnv(t)
+	root := t.TempDir()
+	w := e.newWatcher(t, Config{Repos: []Repo{{Name: "docs", Root: root, Meta: meta}}, Debounce: 20 * time.Millisecond})
+	run(t, w)
+	ctx := context.Background()
+	if err := e.js.DeleteStream(ctx, contract.StreamFiles); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, root, "later.md", "# Later\n")
+	waitFor(t, 10*time.Second, "the failed publish to be logged", func() bool {
+		return strings.Contains(e.logs.String(), "publishing changes failed; retrying")
+	})
+	if err := broker.EnsureTopology(ctx, e.js); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the retried publish", func() bool { return e.hasContent(t, "docs", "later.md", "# Later\n") })
+}
