@@ -151,6 +151,8 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 	}
 	src := &Source{Key: key, Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq, Meta: doc.Meta, Tool: doc.Tool, Extra: extra}
 	list := make([]*Entry, 0, len(doc.Chunks))
+	slot := make(map[string]int, 256)
+	var rows []mergedTerm
 	for i := range doc.Chunks {
 		c := &doc.Chunks[i]
 		e := &Entry{Source: src, ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text,
@@ -159,8 +161,10 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 		if c.Boost > 0 {
 			e.boost = c.Boost
 		}
-		// Merge per-field term frequencies into one posting per term.
-		merged := make(map[string]*[MaxFields]uint16)
+		// Merge per-field term frequencies into one posting per term,
+		// in scratch space reused across the document's chunks.
+		clear(slot)
+		rows = rows[:0]
 		for field, tfs := range c.Terms {
 			fi, ok := ix.fieldOf[field]
 			if !ok {
@@ -170,24 +174,25 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 				if tf <= 0 {
 					continue
 				}
-				m := merged[term]
-				if m == nil {
-					m = new([MaxFields]uint16)
-					merged[term] = m
+				i, ok := slot[term]
+				if !ok {
+					i = len(rows)
+					slot[term] = i
+					rows = append(rows, mergedTerm{term: term})
 				}
-				m[fi] = clampTF(int(m[fi]) + tf)
+				rows[i].tf[fi] = clampTF(int(rows[i].tf[fi]) + tf)
 				e.lens[fi] += uint32(tf)
 			}
 		}
-		e.terms = make([]*postingList, 0, len(merged))
-		for term, tf := range merged {
-			pl := ix.terms[term]
+		e.terms = make([]*postingList, 0, len(rows))
+		for _, r := range rows {
+			pl := ix.terms[r.term]
 			if pl == nil {
-				pl = &postingList{term: term}
-				ix.terms[term] = pl
-				ix.addVocab(term)
+				pl = &postingList{term: r.term}
+				ix.terms[r.term] = pl
+				ix.addVocab(r.term)
 			}
-			pl.postings = append(pl.postings, posting{doc: e.ord, tf: *tf})
+			pl.postings = append(pl.postings, posting{doc: e.ord, tf: r.tf})
 			pl.df++
 			e.terms = append(e.terms, pl)
 		}
@@ -199,6 +204,12 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 		list = append(list, e)
 	}
 	ix.sources[key] = list
+}
+
+// mergedTerm is one term of a chunk with its frequency in each field.
+type mergedTerm struct {
+	term string
+	tf   [MaxFields]uint16
 }
 
 func clampTF(n int) uint16 {
