@@ -8,11 +8,10 @@ import "encoding/json"
 // and stores it on kh.transcripts.s.<agent> (KH_TRANSCRIPTS), from which
 // entries are extracted and can be re-extracted.
 const (
-	StreamTranscriptsIn        = "KH_TRANSCRIPTS_IN"
-	SubjectTranscriptsIn       = SubjectTranscripts        // kh.transcripts.<agent>
-	SubjectTranscriptsStored   = SubjectTranscripts + ".s" // kh.transcripts.s.<agent>
-	SubjectExtract             = "kh.extract"              // request: raw transcript in, ExtractReply out
-	TranscriptDuplicatesWindow = "24h"
+	StreamTranscriptsIn      = "KH_TRANSCRIPTS_IN"
+	SubjectTranscriptsIn     = SubjectTranscripts        // kh.transcripts.<agent>
+	SubjectTranscriptsStored = SubjectTranscripts + ".s" // kh.transcripts.s.<agent>
+	SubjectExtract           = "kh.extract"              // request: raw transcript in, ExtractReply out
 )
 
 // TranscriptSubjectToken makes an agent id subject-safe.

@@ -134,9 +134,6 @@ func New(p Params) (*Index, error) {
 	return ix, nil
 }
 
-// Params returns the scoring parameters.
-func (ix *Index) Params() Params { return ix.params }
-
 // Put replaces every chunk of the source key with doc's chunks, keeping
 // extra on the source. A doc marked Deleted removes the source.
 func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
