@@ -37,7 +37,7 @@ func Connect(ctx context.Context, n config.NATS, name string) (*nats.Conn, jetst
 	if err != nil {
 		return nil, nil, err
 	}
-	return withTopology(ctx, nc)
+	return withTopology(ctx, nc, n.Replicas)
 }
 
 // ConnectEmbedded connects to an embedded server in process and declares
@@ -47,18 +47,18 @@ func ConnectEmbedded(ctx context.Context, srv *broker.Embedded, name string) (*n
 	if err != nil {
 		return nil, nil, err
 	}
-	return withTopology(ctx, nc)
+	return withTopology(ctx, nc, 1) // one server: one replica
 }
 
 // withTopology wraps nc in JetStream and declares the contract's streams
-// and buckets; it closes nc on failure.
-func withTopology(ctx context.Context, nc *nats.Conn) (*nats.Conn, jetstream.JetStream, error) {
+// and buckets with the given replicas; it closes nc on failure.
+func withTopology(ctx context.Context, nc *nats.Conn, replicas int) (*nats.Conn, jetstream.JetStream, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		nc.Close()
 		return nil, nil, fmt.Errorf("jetstream: %w", err)
 	}
-	if err := broker.EnsureTopology(ctx, js); err != nil {
+	if err := broker.EnsureReplicated(ctx, js, replicas); err != nil {
 		nc.Close()
 		return nil, nil, err
 	}

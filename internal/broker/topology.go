@@ -74,15 +74,27 @@ func bucketConfigs() []jetstream.KeyValueConfig {
 	}
 }
 
-// EnsureTopology creates or updates every stream and bucket. It is
-// idempotent and safe to call from every worker at start-up.
+// EnsureTopology creates or updates every stream and bucket with one
+// replica. It is idempotent and safe to call from every worker at start-up.
 func EnsureTopology(ctx context.Context, js jetstream.JetStream) error {
+	return EnsureReplicated(ctx, js, 1)
+}
+
+// EnsureReplicated is EnsureTopology for a JetStream cluster: every
+// stream and bucket keeps replicas copies (1, 3 or 5), so losing a
+// minority of servers loses nothing.
+func EnsureReplicated(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	if replicas < 1 {
+		replicas = 1
+	}
 	for _, sc := range streamConfigs() {
+		sc.Replicas = replicas
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
 			return fmt.Errorf("ensure stream %s: %w", sc.Name, err)
 		}
 	}
 	for _, kc := range bucketConfigs() {
+		kc.Replicas = replicas
 		if _, err := js.CreateOrUpdateKeyValue(ctx, kc); err != nil {
 			return fmt.Errorf("ensure bucket %s: %w", kc.Bucket, err)
 		}

@@ -21,19 +21,40 @@ type subscriber struct {
 	nakDelay time.Duration
 }
 
+// consumerAttempts bounds how often a consumer is declared before the
+// subscription fails.
+const consumerAttempts = 10
+
 // Subscribe implements message.Subscriber; topic is the consumer's filter.
 func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *message.Message, error) {
 	c := s.consumer
-	cons, err := s.js.CreateOrUpdateConsumer(ctx, c.Stream, jetstream.ConsumerConfig{
+	cfg := jetstream.ConsumerConfig{
 		Durable:       c.Durable,
 		FilterSubject: topic,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       c.AckWait,
 		MaxAckPending: 256,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("consumer %s on %s: %w", c.Durable, c.Stream, err)
+	}
+	// A cluster that is electing leaders answers late: keep asking
+	// (bounded) rather than stop the worker.
+	var cons jetstream.Consumer
+	var err error
+	for attempt := 1; ; attempt++ {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		cons, err = s.js.CreateOrUpdateConsumer(cctx, c.Stream, cfg)
+		cancel()
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil || attempt == consumerAttempts {
+			return nil, fmt.Errorf("consumer %s on %s: %w", c.Durable, c.Stream, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(8))
 	if err != nil {

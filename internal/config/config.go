@@ -89,6 +89,10 @@ type NATS struct {
 	TLSKey    string `json:"tlsKey"`
 	// MaxPayload is the embedded server's maximum message size in bytes.
 	MaxPayload int `json:"maxPayload"`
+	// Replicas is how many copies a JetStream cluster keeps of every
+	// stream and bucket: 1 (default; the only choice for one server), 3
+	// or 5.
+	Replicas int `json:"replicas"`
 }
 
 // LogValue hides the password and token, so logging a NATS never leaks a
@@ -247,6 +251,7 @@ func Default() *Config {
 			Listen:     DefaultNATSListen,
 			URL:        DefaultNATSURL,
 			MaxPayload: DefaultNATSMaxPayload,
+			Replicas:   1,
 		},
 		HTTP: HTTP{
 			Listen:       DefaultHTTPListen,

@@ -70,6 +70,11 @@ func (c *Config) Validate() error {
 }
 
 func (n NATS) validate(e *errs) {
+	switch n.Replicas {
+	case 1, 3, 5:
+	default:
+		e.add("nats.replicas", "must be 1, 3 or 5, not %d", n.Replicas)
+	}
 	if n.Listen == "" {
 		e.add("nats.listen", "required")
 	} else if err := checkHostPort(n.Listen); err != nil {
