@@ -92,14 +92,12 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	kcfg := config.Default()
 	kcfg.NATS.URL = srv.ClientURL()
 	kcfg.HTTP.Listen = config.HTTPOff
-	repo := config.Repository{Name: "bench", Path: docs}
 	repos, err := config.RepositoriesFromArgs([]string{docs})
 	if err != nil {
 		return nil, err
 	}
-	repo = repos[0]
-	repo.Name = "bench"
-	kcfg.Repositories = []config.Repository{repo}
+	repos[0].Name = "bench"
+	kcfg.Repositories = repos
 	res.Debounce = kcfg.Watcher.Debounce()
 
 	// 1. Cold index: empty store to every section searchable.

@@ -41,7 +41,8 @@ type Worker struct {
 	log *slog.Logger
 }
 
-// New registers the indexer's consumer on deps.Bus; the bus's Run drives it.
+// New registers the indexer's consumers on deps.Bus; the bus's Run drives
+// them.
 func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	kv, err := deps.Bus.JetStream().KeyValue(ctx, contract.BucketIndex)
 	if err != nil {
@@ -52,39 +53,30 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 		return nil, fmt.Errorf("open bucket %s: %w", contract.BucketKB, err)
 	}
 	w := &Worker{cfg: cfg, kv: kv, kb: kbBucket, an: analysis.New(), log: deps.Logger.With("component", Stage)}
-	err = deps.Bus.Handle(bus.Consumer{
-		Stage:   Stage,
-		Stream:  contract.StreamChunks,
-		Durable: Stage,
-		Filter:  contract.SubjectChunks + ".>",
-		AckWait: cfg.AckWait,
-	}, w.handle)
-	if err != nil {
-		return nil, err
+	consumers := []struct {
+		stage, stream, filter string
+		// concurrency 1 keeps index writes in stream order, which is what
+		// makes a search's min_seq mean "every earlier write is applied"
+		// and lets a knowledge entry's events fold in order.
+		concurrency int
+		handle      bus.Handler
+	}{
+		{Stage, contract.StreamChunks, contract.SubjectChunks + ".>", 0, w.handle},
+		{StageTools, contract.StreamTools, contract.SubjectToolsEvents + ".>", 1, w.handleTool},
+		{StageKB, contract.StreamKnowledge, contract.SubjectKnowledge + ".>", 1, w.handleKB},
 	}
-	err = deps.Bus.Handle(bus.Consumer{
-		Stage:   StageTools,
-		Stream:  contract.StreamTools,
-		Durable: StageTools,
-		Filter:  contract.SubjectToolsEvents + ".>",
-		AckWait: cfg.AckWait,
-		// One at a time keeps index writes in stream order, which is what
-		// makes a search's min_seq mean "every earlier write is applied".
-		Concurrency: 1,
-	}, w.handleTool)
-	if err != nil {
-		return nil, err
-	}
-	err = deps.Bus.Handle(bus.Consumer{
-		Stage:       StageKB,
-		Stream:      contract.StreamKnowledge,
-		Durable:     StageKB,
-		Filter:      contract.SubjectKnowledge + ".>",
-		AckWait:     cfg.AckWait,
-		Concurrency: 1, // events of one entry fold in stream order
-	}, w.handleKB)
-	if err != nil {
-		return nil, err
+	for _, c := range consumers {
+		err := deps.Bus.Handle(bus.Consumer{
+			Stage:       c.stage,
+			Stream:      c.stream,
+			Durable:     c.stage,
+			Filter:      c.filter,
+			AckWait:     cfg.AckWait,
+			Concurrency: c.concurrency,
+		}, c.handle)
+		if err != nil {
+			return nil, err
+		}
 	}
 	return w, nil
 }
