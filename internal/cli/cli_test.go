@@ -66,24 +66,18 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	catalog := filepath.Join(t.TempDir(), "tools.json")
 	os.WriteFile(catalog, []byte(`[{"name":"Grep","description":"Search file contents with ripgrep.","type":"core"}]`), 0o644)
 	expect("1 tools written", "tools", "add", catalog)
-	var found bool
-	for deadline := time.Now().Add(5 * time.Second); !found && time.Now().Before(deadline); {
+	natstest.WaitFor(t, 5*time.Second, "tools search to find the added tool", func() bool {
 		out, _ := run(t, url, "tools", "search", "grpe")
-		found = strings.Contains(out, "Grep")
-	}
-	if !found {
-		t.Error("tools search never found the added tool")
-	}
+		return strings.Contains(out, "Grep")
+	})
 	expect("1 tools removed", "tools", "rm", "Grep")
 
 	out := expect("active", "kb", "save", "--task", "ci tests", "--content", "Run vitest with --run in CI; watch mode blocks.", "--types", "tool")
 	id := strings.Fields(out)[0]
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
-		if out, _ := run(t, url, "kb", "search", "vitest", "watch"); strings.Contains(out, id) {
-			break
-		}
-	}
-	expect(id, "kb", "search", "vitest", "watch")
+	natstest.WaitFor(t, 5*time.Second, "the saved entry to be searchable", func() bool {
+		out, _ := run(t, url, "kb", "search", "vitest", "watch")
+		return strings.Contains(out, id)
+	})
 	expect(`"content"`, "kb", "get", id)
 	expect("recorded at sequence", "kb", "helpful", id, "--task", "ci", "--outcome", "green")
 	expect("nothing is quarantined", "kb", "review")
