@@ -352,7 +352,7 @@ func (e *Engine) hit(h search.Hit, ps *probeSet, terms map[string]bool) contract
 		Title:       en.Title,
 		ChunkID:     en.ID,
 		Score:       h.Score,
-		Snippet:     e.snippet(en.Text, ps, terms),
+		Snippet:     e.snippet(en, ps, terms),
 		Seq:         en.Source.SourceSeq,
 		Priority:    en.Source.Meta.Priority,
 		RepoType:    en.Source.Meta.Type,
@@ -360,11 +360,11 @@ func (e *Engine) hit(h search.Hit, ps *probeSet, terms map[string]bool) contract
 }
 
 // snippet builds a hit's snippet; nil terms mean no snippet.
-func (e *Engine) snippet(text string, ps *probeSet, terms map[string]bool) string {
+func (e *Engine) snippet(en *search.Entry, ps *probeSet, terms map[string]bool) string {
 	if terms == nil {
 		return ""
 	}
-	return Snippet(e.an, text, ps, terms, snippetBytes)
+	return snippetOf(e.an, en.Text, ps.textHits(en), ps, terms, snippetBytes)
 }
 
 // Stats reports what the engine holds.

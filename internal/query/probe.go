@@ -2,8 +2,13 @@ package query
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
+	"slices"
 	"sort"
 	"unicode/utf8"
+
+	"github.com/knowhub/knowhub/internal/search"
 )
 
 // Snippets and proximity must cost little per hit, so they locate query
@@ -25,11 +30,14 @@ type probeHit struct {
 type probeSet struct {
 	terms  []string
 	probes []string
-	// seen caches scans by entry text within one query: proximity and
-	// snippets look at the same top hits.
-	seen map[string][]probeHit
-	buf  []byte
-	pb   [][]byte
+	// seen caches scans by text, entries by entry, within one query:
+	// proximity and snippets look at the same top hits.
+	seen    map[string][]probeHit
+	entries map[*search.Entry][]probeHit
+	// words caches whether a word of a snippet analyses to a query term.
+	words map[string]bool
+	buf   []byte
+	pb    [][]byte
 }
 
 // newProbeSet builds probes for a set of analysed terms, in a stable order.
@@ -58,7 +66,8 @@ func (ps *probeSet) scan(text string) []probeHit {
 	if hits, ok := ps.seen[text]; ok {
 		return hits
 	}
-	hits := ps.scanText(text)
+	ps.buf = appendLower(ps.buf[:0], text)
+	hits := ps.find(ps.buf)
 	if ps.seen == nil {
 		ps.seen = map[string][]probeHit{}
 	}
@@ -66,15 +75,54 @@ func (ps *probeSet) scan(text string) []probeHit {
 	return hits
 }
 
-func (ps *probeSet) scanText(text string) []probeHit {
-	// Lower-case into a buffer reused across the query's texts.
-	ps.buf = append(ps.buf[:0], text...)
-	for i, c := range ps.buf {
-		if 'A' <= c && c <= 'Z' {
-			ps.buf[i] = c + 'a' - 'A'
+// entryScan returns the probe occurrences in an entry's heading path and
+// text, as in entryText(e) (without building that string), and the offset
+// at which e.Text starts there.
+func (ps *probeSet) entryScan(e *search.Entry) (hits []probeHit, textOff int) {
+	if len(e.HeadingPath) > 0 {
+		for _, h := range e.HeadingPath {
+			textOff += len(h) + 1 // joined by spaces, then a newline
 		}
 	}
-	lower := ps.buf
+	if hits, ok := ps.entries[e]; ok {
+		return hits, textOff
+	}
+	ps.buf = ps.buf[:0]
+	for i, h := range e.HeadingPath {
+		if i > 0 {
+			ps.buf = append(ps.buf, ' ')
+		}
+		ps.buf = appendLower(ps.buf, h)
+	}
+	if len(e.HeadingPath) > 0 {
+		ps.buf = append(ps.buf, '\n')
+	}
+	ps.buf = appendLower(ps.buf, e.Text)
+	hits = ps.find(ps.buf)
+	if ps.entries == nil {
+		ps.entries = map[*search.Entry][]probeHit{}
+	}
+	ps.entries[e] = hits
+	return hits, textOff
+}
+
+// textHits returns the probe occurrences in e.Text, positioned in e.Text.
+func (ps *probeSet) textHits(e *search.Entry) []probeHit {
+	hits, off := ps.entryScan(e)
+	if off == 0 {
+		return hits
+	}
+	i, _ := slices.BinarySearchFunc(hits, off, func(h probeHit, off int) int { return cmp.Compare(h.pos, off) })
+	out := make([]probeHit, len(hits)-i)
+	for j, h := range hits[i:] {
+		out[j] = probeHit{pos: h.pos - off, end: h.end - off, term: h.term}
+	}
+	return out
+}
+
+// find returns every probe occurrence in the lower-cased text, ordered by
+// position.
+func (ps *probeSet) find(lower []byte) []probeHit {
 	if ps.pb == nil {
 		for _, p := range ps.probes {
 			ps.pb = append(ps.pb, []byte(p))
@@ -95,8 +143,38 @@ func (ps *probeSet) scanText(text string) []probeHit {
 			from = j + len(p)
 		}
 	}
-	sort.Slice(hits, func(a, b int) bool { return hits[a].pos < hits[b].pos })
+	slices.SortFunc(hits, func(a, b probeHit) int { return cmp.Compare(a.pos, b.pos) })
 	return hits
+}
+
+// appendLower appends s with ASCII letters lower-cased, eight bytes at a
+// time where they are all ASCII.
+func appendLower(dst []byte, s string) []byte {
+	n := len(dst)
+	dst = append(dst, s...)
+	b := dst[n:]
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if w&0x8080808080808080 != 0 {
+			lowerBytes(b[i : i+8])
+			continue
+		}
+		// Per byte: 0x80 set where the byte is in 'A'..'Z', then 0x20.
+		ge := (w + 0x3f3f3f3f3f3f3f3f) & 0x8080808080808080 // >= 'A'
+		gt := (w + 0x2525252525252525) & 0x8080808080808080 // > 'Z'
+		binary.LittleEndian.PutUint64(b[i:], w|(ge&^gt)>>2)
+	}
+	lowerBytes(b[i:])
+	return dst
+}
+
+func lowerBytes(b []byte) {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
 }
 
 // bestWindow returns the [from, to) range of hits, spanning at most

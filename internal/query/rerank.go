@@ -147,7 +147,8 @@ func boostProximity(hits []search.Hit, ps *probeSet) {
 	}
 	n := min(len(hits), proximityDepth)
 	for i := range hits[:n] {
-		span, matched := minSpan(ps.scan(entryText(hits[i].Entry)))
+		hs, _ := ps.entryScan(hits[i].Entry)
+		span, matched := minSpan(hs)
 		if matched < 2 {
 			continue
 		}

@@ -13,7 +13,11 @@ import (
 // word marked as **word**. Without a match it returns the start of text.
 // Only the chosen window is analysed, so long sections cost a byte scan.
 func Snippet(an *analysis.Analyzer, text string, ps *probeSet, terms map[string]bool, maxLen int) string {
-	hits := ps.scan(text)
+	return snippetOf(an, text, ps.scan(text), ps, terms, maxLen)
+}
+
+// snippetOf is Snippet over the probe hits of text.
+func snippetOf(an *analysis.Analyzer, text string, hits []probeHit, ps *probeSet, terms map[string]bool, maxLen int) string {
 	start, end := 0, cutEnd(text, 0, maxLen)
 	from, to, n := bestWindow(hits, maxLen)
 	if n > 0 {
@@ -36,14 +40,31 @@ func Snippet(an *analysis.Analyzer, text string, ps *probeSet, terms map[string]
 		if n := len(marks); n > 0 && ws < marks[n-1][1] {
 			continue // same word as the previous mark
 		}
-		for _, t := range an.Analyze(text[ws:we]) {
-			if terms[t.Term] {
-				marks = append(marks, [2]int{ws, we})
-				break
-			}
+		if ps.isTerm(an, text[ws:we], terms) {
+			marks = append(marks, [2]int{ws, we})
 		}
 	}
 	return mark(text, start, end, marks)
+}
+
+// isTerm reports whether word analyses to one of terms, caching the answer
+// for the query.
+func (ps *probeSet) isTerm(an *analysis.Analyzer, word string, terms map[string]bool) bool {
+	if ok, seen := ps.words[word]; seen {
+		return ok
+	}
+	ok := false
+	for _, t := range an.Analyze(word) {
+		if terms[t.Term] {
+			ok = true
+			break
+		}
+	}
+	if ps.words == nil {
+		ps.words = map[string]bool{}
+	}
+	ps.words[word] = ok
+	return ok
 }
 
 // wordAround widens [pos, end) to the identifier-like word holding it,
@@ -79,25 +100,69 @@ func wordAround(text string, pos, end, lo, hi int) (int, int) {
 	return pos, end
 }
 
+// mark returns text[start:end] with each span of marks wrapped in **,
+// ellipses where the text was cut, and runs of white space collapsed.
 func mark(text string, start, end int, marks [][2]int) string {
 	var b strings.Builder
+	b.Grow(end - start + 4*len(marks) + 8)
+	w := spaceCollapser{b: &b}
 	if start > 0 {
-		b.WriteString("…")
+		w.write("…")
 	}
 	pos := start
 	for _, m := range marks {
-		b.WriteString(text[pos:m[0]])
-		b.WriteString("**")
-		b.WriteString(text[m[0]:m[1]])
-		b.WriteString("**")
+		w.write(text[pos:m[0]])
+		w.write("**")
+		w.write(text[m[0]:m[1]])
+		w.write("**")
 		pos = m[1]
 	}
-	b.WriteString(text[pos:end])
+	w.write(text[pos:end])
 	if end < len(text) {
-		b.WriteString("…")
+		w.write("…")
 	}
-	return strings.Join(strings.Fields(b.String()), " ")
+	return b.String()
 }
+
+// spaceCollapser writes text with every run of white space turned into one
+// space and none at either end.
+type spaceCollapser struct {
+	b       *strings.Builder
+	pending bool // white space seen since the last word
+}
+
+func (w *spaceCollapser) write(s string) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if asciiSpace[c] {
+				w.pending = true
+			} else {
+				w.flush()
+				w.b.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if unicode.IsSpace(r) {
+			w.pending = true
+		} else {
+			w.flush()
+			w.b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+}
+
+func (w *spaceCollapser) flush() {
+	if w.pending && w.b.Len() > 0 {
+		w.b.WriteByte(' ')
+	}
+	w.pending = false
+}
+
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // maxWordBack bounds how far a cut moves to reach a word boundary.
 const maxWordBack = 32

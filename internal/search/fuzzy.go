@@ -17,6 +17,9 @@ type Expansion struct {
 // term, sharing its first rune, most frequent first. The term itself is not
 // returned.
 func (ix *Index) Fuzzy(term string, maxEdits, limit int) []Expansion {
+	if term == "" {
+		return nil
+	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	first, _ := utf8.DecodeRuneInString(term)
@@ -25,10 +28,10 @@ func (ix *Index) Fuzzy(term string, maxEdits, limit int) []Expansion {
 	var buf distBuf
 	seen := map[string]bool{}
 	for l := len(term) - 2*maxEdits; l <= len(term)+2*maxEdits; l++ {
-		if l <= 0 || l >= len(ix.vocab) {
+		if l <= 0 {
 			continue
 		}
-		for _, cand := range ix.vocab[l] {
+		for _, cand := range ix.vocab[vocabKey{first: term[0], n: l}] {
 			if cand == term || seen[cand] {
 				continue
 			}
@@ -132,8 +135,11 @@ func (ix *Index) Completions(prefix string, limit int) []Expansion {
 	defer ix.mu.RUnlock()
 	var out []Expansion
 	seen := map[string]bool{}
-	for l := len(prefix) + 1; l < len(ix.vocab) && l <= len(prefix)+maxCompletionExtra; l++ {
-		for _, cand := range ix.vocab[l] {
+	if prefix == "" {
+		return nil
+	}
+	for l := len(prefix) + 1; l <= len(prefix)+maxCompletionExtra; l++ {
+		for _, cand := range ix.vocab[vocabKey{first: prefix[0], n: l}] {
 			if seen[cand] || len(cand) <= len(prefix) || cand[:len(prefix)] != prefix {
 				continue
 			}

@@ -82,10 +82,16 @@ type Entry struct {
 	SectionKey string
 
 	ord   uint32
-	alive bool
-	boost float64
-	lens  [MaxFields]uint32
 	terms []*postingList
+}
+
+// docStat is what scoring reads of an entry, kept in one flat slice by
+// ordinal so that the posting loop reads memory in order instead of
+// chasing an entry pointer per posting.
+type docStat struct {
+	lens  [MaxFields]uint32
+	boost float64
+	alive bool
 }
 
 type posting struct {
@@ -106,10 +112,16 @@ type Index struct {
 	fieldOf map[string]int
 
 	mu      sync.RWMutex
-	entries []*Entry // by ordinal; nil once compacted away
+	entries []*Entry  // by ordinal
+	stats   []docStat // by ordinal, parallel to entries
+	// maxBoost bounds every entry's boost (it never decreases), for the
+	// pruning bound of Search.
+	maxBoost float64
 	sources map[string][]*Entry
 	terms   map[string]*postingList
-	vocab   [][]string // terms by byte length, for fuzzy matching; may hold removed terms
+	// vocab lists terms by first byte and length, for typo expansion and
+	// completions; it may hold removed terms.
+	vocab map[vocabKey][]string
 	alive   int
 	dead    int
 	sumLen  [MaxFields]uint64
@@ -127,6 +139,7 @@ func New(p Params) (*Index, error) {
 		fieldOf: make(map[string]int, len(p.Fields)),
 		sources: make(map[string][]*Entry),
 		terms:   make(map[string]*postingList),
+		vocab:   make(map[vocabKey][]string),
 	}
 	for i, f := range p.Fields {
 		ix.fieldOf[f.Name] = i
@@ -154,10 +167,12 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 		c := &doc.Chunks[i]
 		e := &Entry{Source: src, ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text,
 			SectionKey: contract.SectionKey(doc.Path, c.HeadingPath),
-			ord:        uint32(len(ix.entries)), alive: true, boost: 1}
+			ord: uint32(len(ix.entries))}
+		st := docStat{alive: true, boost: 1}
 		if c.Boost > 0 {
-			e.boost = c.Boost
+			st.boost = c.Boost
 		}
+		ix.maxBoost = max(ix.maxBoost, st.boost)
 		// Merge per-field term frequencies into one posting per term,
 		// in scratch space reused across the document's chunks.
 		clear(slot)
@@ -178,7 +193,7 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 					rows = append(rows, mergedTerm{term: term})
 				}
 				rows[i].tf[fi] = clampTF(int(rows[i].tf[fi]) + tf)
-				e.lens[fi] += uint32(tf)
+				st.lens[fi] += uint32(tf)
 			}
 		}
 		e.terms = make([]*postingList, 0, len(rows))
@@ -193,14 +208,22 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 			pl.df++
 			e.terms = append(e.terms, pl)
 		}
-		for f := range e.lens {
-			ix.sumLen[f] += uint64(e.lens[f])
+		for f := range st.lens {
+			ix.sumLen[f] += uint64(st.lens[f])
 		}
 		ix.entries = append(ix.entries, e)
+		ix.stats = append(ix.stats, st)
 		ix.alive++
 		list = append(list, e)
 	}
 	ix.sources[key] = list
+}
+
+// vocabKey groups vocabulary terms by first byte and byte length: typo
+// expansions and completions share the query term's first letter.
+type vocabKey struct {
+	first byte
+	n     int
 }
 
 // mergedTerm is one term of a chunk with its frequency in each field.
@@ -230,7 +253,8 @@ func (ix *Index) removeLocked(key string) {
 	}
 	delete(ix.sources, key)
 	for _, e := range list {
-		e.alive = false
+		st := &ix.stats[e.ord]
+		st.alive = false
 		for _, pl := range e.terms {
 			pl.df--
 			if pl.df == 0 {
@@ -240,8 +264,8 @@ func (ix *Index) removeLocked(key string) {
 			}
 		}
 		e.terms = nil
-		for f := range e.lens {
-			ix.sumLen[f] -= uint64(e.lens[f])
+		for f := range st.lens {
+			ix.sumLen[f] -= uint64(st.lens[f])
 		}
 		ix.alive--
 		ix.dead++
@@ -256,17 +280,19 @@ func (ix *Index) removeLocked(key string) {
 func (ix *Index) compactAll() {
 	remap := make([]uint32, len(ix.entries))
 	live := make([]*Entry, 0, ix.alive)
+	stats := make([]docStat, 0, ix.alive)
 	for i, e := range ix.entries {
-		if e.alive {
+		if ix.stats[i].alive {
 			remap[i] = uint32(len(live))
 			e.ord = uint32(len(live))
 			live = append(live, e)
+			stats = append(stats, ix.stats[i])
 		}
 	}
 	for _, pl := range ix.terms {
 		out := pl.postings[:0]
 		for _, p := range pl.postings {
-			if ix.entries[p.doc].alive {
+			if ix.stats[p.doc].alive {
 				p.doc = remap[p.doc]
 				out = append(out, p)
 			}
@@ -274,24 +300,23 @@ func (ix *Index) compactAll() {
 		pl.postings = out
 	}
 	ix.entries = live
+	ix.stats = stats
 	ix.dead = 0
-	ix.vocab = ix.vocab[:0]
+	clear(ix.vocab)
 	for term := range ix.terms {
 		ix.addVocab(term)
 	}
 }
 
 func (ix *Index) addVocab(term string) {
-	for len(ix.vocab) <= len(term) {
-		ix.vocab = append(ix.vocab, nil)
-	}
-	ix.vocab[len(term)] = append(ix.vocab[len(term)], term)
+	k := vocabKey{first: term[0], n: len(term)}
+	ix.vocab[k] = append(ix.vocab[k], term)
 }
 
 func (ix *Index) compactList(pl *postingList) {
 	out := pl.postings[:0]
 	for _, p := range pl.postings {
-		if ix.entries[p.doc].alive {
+		if ix.stats[p.doc].alive {
 			out = append(out, p)
 		}
 	}
@@ -379,77 +404,144 @@ type Hit struct {
 // Limit hits in descending score (ties broken by source key and ordinal, so
 // results are deterministic). total is the number of matching entries that
 // passed the filter.
+//
+// Query words are scored term at a time, the most selective first. Once
+// the Limit-th best score so far exceeds what every remaining word could
+// still add to an entry that has none yet (max-score pruning), the common
+// words only rescore the candidates: the top Limit is unchanged, and
+// entries they alone match are counted in total without being scored.
 func (ix *Index) Search(q Query) (hits []Hit, total int) {
+	hits, total, _ = ix.search(q)
+	return hits, total
+}
+
+// search is Search, also reporting whether pruning engaged.
+func (ix *Index) search(q Query) (hits []Hit, total int, pruned bool) {
 	if q.Limit <= 0 || len(q.Terms) == 0 {
-		return nil, 0
+		return nil, 0, false
 	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	n := len(ix.entries)
-	acc := ix.getAcc(n)
+	acc := ix.getAcc(len(ix.entries))
 	defer ix.pool.Put(acc)
 
-	nAlive := float64(ix.alive)
-	var avg [MaxFields]float64
-	for f := range ix.params.Fields {
+	sc := ix.newScorer()
+	groups := ix.groupTerms(q.Terms)
+	// rest[i] bounds what groups i.. can add to one entry's final score.
+	rest := make([]float64, len(groups)+1)
+	for i := len(groups) - 1; i >= 0; i-- {
+		rest[i] = rest[i+1] + groups[i].bound*ix.maxBoost
+	}
+	for i, g := range groups {
+		if !pruned && i > 0 && len(acc.touched) >= q.Limit {
+			pruned = acc.kth(ix.entries, ix.stats, q.Filter, q.Limit) > rest[i]
+		}
+		ix.scoreGroup(acc, &sc, g, pruned)
+	}
+	hits, total = acc.top(ix.entries, ix.stats, q.Filter, q.Limit)
+	return hits, total + acc.countSeen(ix.entries, q.Filter), pruned
+}
+
+// scorer holds one query's BM25F constants: a field's length norm is
+// c0 + c1·len.
+type scorer struct {
+	k1     float64
+	nAlive float64
+	weight [MaxFields]float64
+	c0, c1 [MaxFields]float64
+	fields int
+}
+
+func (ix *Index) newScorer() scorer {
+	sc := scorer{k1: ix.params.K1, nAlive: float64(ix.alive), fields: len(ix.params.Fields)}
+	for f, fp := range ix.params.Fields {
+		avg := 0.0
 		if ix.alive > 0 {
-			avg[f] = float64(ix.sumLen[f]) / nAlive
+			avg = float64(ix.sumLen[f]) / sc.nAlive
 		}
-		if avg[f] == 0 {
-			avg[f] = 1
+		if avg == 0 {
+			avg = 1
 		}
+		sc.weight[f] = fp.Weight
+		sc.c0[f] = 1 - fp.B
+		sc.c1[f] = fp.B / avg
 	}
-	k1 := ix.params.K1
-	// Terms of one group are variants of one query word (exact and
-	// expansions): a document counts only its best variant.
-	groups := make(map[int][]Term, len(q.Terms))
-	var order []int
-	for _, t := range q.Terms {
-		if _, ok := groups[t.Group]; !ok {
-			order = append(order, t.Group)
+	return sc
+}
+
+// termGroup is one query word's postings: its exact term and expansions,
+// of which an entry counts only its best.
+type termGroup struct {
+	lists   []*postingList
+	weights []float64 // idf × term weight, per list
+	bound   float64   // the most one entry can gain from the group
+}
+
+// groupTerms resolves the query's terms to posting lists, grouped by query
+// word, most selective (highest bound) first.
+func (ix *Index) groupTerms(terms []Term) []termGroup {
+	byID := make(map[int]int, len(terms))
+	var groups []termGroup
+	for _, t := range terms {
+		pl := ix.terms[t.Text]
+		if pl == nil || pl.df == 0 {
+			continue
 		}
-		groups[t.Group] = append(groups[t.Group], t)
+		idf := math.Log(1 + (float64(ix.alive)-float64(pl.df)+0.5)/(float64(pl.df)+0.5))
+		if p := ix.params.IDFPower; p > 0 && p != 1 {
+			idf = math.Pow(idf, p)
+		}
+		gi, ok := byID[t.Group]
+		if !ok {
+			gi = len(groups)
+			byID[t.Group] = gi
+			groups = append(groups, termGroup{})
+		}
+		g := &groups[gi]
+		w := idf * t.Weight
+		g.lists = append(g.lists, pl)
+		g.weights = append(g.weights, w)
+		// tfw/(k1+tfw) < 1, so a term adds less than w·(k1+1).
+		g.bound = max(g.bound, w*(ix.params.K1+1))
 	}
-	for _, g := range order {
-		terms := groups[g]
-		multi := len(terms) > 1
-		for _, t := range terms {
-			pl := ix.terms[t.Text]
-			if pl == nil || pl.df == 0 {
+	sort.SliceStable(groups, func(i, j int) bool { return groups[i].bound > groups[j].bound })
+	return groups
+}
+
+// scoreGroup adds a group's BM25F contributions to the accumulator. When
+// pruned, only entries already scored are updated; the others are only
+// noted for the total.
+func (ix *Index) scoreGroup(acc *accumulator, sc *scorer, g termGroup, pruned bool) {
+	multi := len(g.lists) > 1
+	k1 := sc.k1
+	for li, pl := range g.lists {
+		w := g.weights[li]
+		for _, p := range pl.postings {
+			st := &ix.stats[p.doc]
+			if !st.alive {
 				continue
 			}
-			idf := math.Log(1 + (nAlive-float64(pl.df)+0.5)/(float64(pl.df)+0.5))
-			if p := ix.params.IDFPower; p > 0 && p != 1 {
-				idf = math.Pow(idf, p)
+			if pruned && acc.score[p.doc] == 0 {
+				acc.see(p.doc)
+				continue
 			}
-			w := idf * t.Weight
-			for _, p := range pl.postings {
-				e := ix.entries[p.doc]
-				if !e.alive {
-					continue
-				}
-				var tfw float64
-				for f, fp := range ix.params.Fields {
-					if p.tf[f] == 0 {
-						continue
-					}
-					norm := 1 - fp.B + fp.B*float64(e.lens[f])/avg[f]
-					tfw += fp.Weight * float64(p.tf[f]) / norm
-				}
-				s := w * tfw * (k1 + 1) / (k1 + tfw)
-				if multi {
-					acc.addBest(p.doc, s)
-				} else {
-					acc.add(p.doc, s)
+			var tfw float64
+			for f := 0; f < sc.fields; f++ {
+				if p.tf[f] != 0 {
+					tfw += sc.weight[f] * float64(p.tf[f]) / (sc.c0[f] + sc.c1[f]*float64(st.lens[f]))
 				}
 			}
-		}
-		if multi {
-			acc.foldBest()
+			s := w * tfw * (k1 + 1) / (k1 + tfw)
+			if multi {
+				acc.addBest(p.doc, s)
+			} else {
+				acc.add(p.doc, s)
+			}
 		}
 	}
-	hits, total = acc.top(ix.entries, q.Filter, q.Limit)
-	return hits, total
+	if multi {
+		acc.foldBest()
+	}
 }
 
 // accumulator sums scores per entry. Variants of one query word first
@@ -459,6 +551,10 @@ type accumulator struct {
 	touched     []uint32
 	best        []float64
 	bestTouched []uint32
+	// seen marks entries matched only by pruned words, listed in seenList.
+	seen     []uint64
+	seenList []uint32
+	heap     []float64
 }
 
 func (ix *Index) getAcc(n int) *accumulator {
@@ -469,11 +565,14 @@ func (ix *Index) getAcc(n int) *accumulator {
 	if cap(a.score) < n {
 		a.score = make([]float64, n)
 		a.best = make([]float64, n)
+		a.seen = make([]uint64, (n+63)/64)
 	}
 	a.score = a.score[:n]
 	a.best = a.best[:n]
+	a.seen = a.seen[:(n+63)/64]
 	a.touched = a.touched[:0]
 	a.bestTouched = a.bestTouched[:0]
+	a.seenList = a.seenList[:0]
 	return a
 }
 
@@ -503,12 +602,90 @@ func (a *accumulator) foldBest() {
 	a.bestTouched = a.bestTouched[:0]
 }
 
-func (a *accumulator) top(entries []*Entry, filter func(*Entry) bool, limit int) ([]Hit, int) {
+func (a *accumulator) see(doc uint32) {
+	w, bit := doc/64, uint64(1)<<(doc%64)
+	if a.seen[w]&bit == 0 {
+		a.seen[w] |= bit
+		a.seenList = append(a.seenList, doc)
+	}
+}
+
+// countSeen counts the entries noted by see that pass filter, and clears
+// the marks.
+func (a *accumulator) countSeen(entries []*Entry, filter func(*Entry) bool) int {
+	n := 0
+	for _, d := range a.seenList {
+		a.seen[d/64] = 0
+		if filter == nil || filter(entries[d]) {
+			n++
+		}
+	}
+	a.seenList = a.seenList[:0]
+	return n
+}
+
+// kth returns the limit-th best final score among the scored entries that
+// pass filter (0 if fewer pass): a floor under the final top-limit.
+func (a *accumulator) kth(entries []*Entry, stats []docStat, filter func(*Entry) bool, limit int) float64 {
+	h := a.heap[:0]
+	for _, d := range a.touched {
+		s := a.score[d] * stats[d].boost
+		if len(h) == limit && s <= h[0] {
+			continue
+		}
+		if filter != nil && !filter(entries[d]) {
+			continue
+		}
+		if len(h) < limit {
+			h = append(h, s)
+			siftUp(h, len(h)-1)
+			continue
+		}
+		h[0] = s
+		siftDown(h, 0)
+	}
+	a.heap = h
+	if len(h) < limit {
+		return 0
+	}
+	return h[0]
+}
+
+// siftUp and siftDown keep h a min-heap of floats.
+func siftUp(h []float64, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if h[p] <= h[i] {
+			return
+		}
+		h[p], h[i] = h[i], h[p]
+		i = p
+	}
+}
+
+func siftDown(h []float64, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		if r := l + 1; r < len(h) && h[r] < h[l] {
+			l = r
+		}
+		if h[i] <= h[l] {
+			return
+		}
+		h[i], h[l] = h[l], h[i]
+		i = l
+	}
+}
+
+func (a *accumulator) top(entries []*Entry, stats []docStat, filter func(*Entry) bool, limit int) ([]Hit, int) {
 	hits := make([]Hit, 0, limit+1)
 	total := 0
 	for _, d := range a.touched {
 		e := entries[d]
-		s := a.score[d] * e.boost
+		s := a.score[d] * stats[d].boost
 		a.score[d] = 0
 		if filter != nil && !filter(e) {
 			continue

@@ -1,0 +1,54 @@
+package query
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/knowhub/knowhub/internal/search"
+)
+
+func TestAppendLowerMatchesBytewise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("AZaz@[`{09 _-\n\x80\xc3\xa9\xff")
+	for n := 0; n < 200; n++ {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			if rng.IntN(4) == 0 {
+				b[i] = byte(rng.IntN(256))
+			} else {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+		}
+		want := slices.Clone(b)
+		lowerBytes(want)
+		got := appendLower([]byte("Pre"), string(b))
+		if string(got) != "Pre"+string(want) {
+			t.Fatalf("appendLower(%q) = %q, want %q", b, got[3:], want)
+		}
+	}
+}
+
+func TestEntryProbesAgreeWithTextScan(t *testing.T) {
+	terms := map[string]bool{"configur": true, "fallback": true, "model": true}
+	e := &search.Entry{
+		HeadingPath: []string{"Configuration", "Models", "Fallbacks"},
+		Text:        "Configure a fallback model chain. MODEL fallbacks apply when the primary model fails.",
+	}
+	ps := newProbeSet(terms)
+	all, off := ps.entryScan(e)
+	if off != len("Configuration Models Fallbacks\n") {
+		t.Fatalf("text offset %d", off)
+	}
+	if got, want := len(all), len(newProbeSet(terms).scan(entryText(e))); got != want {
+		t.Errorf("entry scan found %d probes, the joined text has %d", got, want)
+	}
+	got := ps.textHits(e)
+	want := newProbeSet(terms).scan(e.Text)
+	if !slices.Equal(got, want) {
+		t.Errorf("text hits %v, want %v", got, want)
+	}
+	if len(want) < 5 {
+		t.Errorf("only %d probes found in the text", len(want))
+	}
+}
