@@ -117,11 +117,11 @@ type Index struct {
 	// maxBoost bounds every entry's boost (it never decreases), for the
 	// pruning bound of Search.
 	maxBoost float64
-	sources map[string][]*Entry
-	terms   map[string]*postingList
+	sources  map[string][]*Entry
+	terms    map[string]*postingList
 	// vocab lists terms by first byte and length, for typo expansion and
 	// completions; it may hold removed terms.
-	vocab map[vocabKey][]string
+	vocab   map[vocabKey][]string
 	alive   int
 	dead    int
 	sumLen  [MaxFields]uint64
@@ -167,7 +167,7 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 		c := &doc.Chunks[i]
 		e := &Entry{Source: src, ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text,
 			SectionKey: contract.SectionKey(doc.Path, c.HeadingPath),
-			ord: uint32(len(ix.entries))}
+			ord:        uint32(len(ix.entries))}
 		st := docStat{alive: true, boost: 1}
 		if c.Boost > 0 {
 			st.boost = c.Boost
