@@ -21,6 +21,9 @@ type Shadow struct {
 // at equal priority, then the higher score. Hits of the winner's own
 // repository stay. Winners keep their relative order.
 func Resolve(hits []search.Hit) (kept []search.Hit, shadowed []Shadow) {
+	if oneRepo(hits) {
+		return hits, nil // conflicts are between repositories
+	}
 	groups := make(map[string][]int, len(hits))
 	order := make([]string, 0, len(hits))
 	for i, h := range hits {
@@ -82,4 +85,14 @@ func reason(w, l search.Hit) string {
 	default:
 		return fmt.Sprintf("same priority and type; %s scored higher (%.3f > %.3f)", w.Entry.Source.Repo, w.Score, l.Score)
 	}
+}
+
+// oneRepo reports whether every hit comes from the same repository.
+func oneRepo(hits []search.Hit) bool {
+	for _, h := range hits[min(1, len(hits)):] {
+		if h.Entry.Source.Repo != hits[0].Entry.Source.Repo {
+			return false
+		}
+	}
+	return true
 }

@@ -7,6 +7,7 @@ package search
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -694,7 +695,7 @@ func (a *accumulator) top(entries []*Entry, stats []docStat, filter func(*Entry)
 		if len(hits) < limit {
 			hits = append(hits, Hit{Entry: e, Score: s})
 			if len(hits) == limit {
-				sort.Slice(hits, func(i, j int) bool { return less(hits[j], hits[i]) })
+				sortDesc(hits)
 			}
 			continue
 		}
@@ -709,9 +710,22 @@ func (a *accumulator) top(entries []*Entry, stats []docStat, filter func(*Entry)
 	}
 	a.touched = a.touched[:0]
 	if len(hits) < limit {
-		sort.Slice(hits, func(i, j int) bool { return less(hits[j], hits[i]) })
+		sortDesc(hits)
 	}
 	return hits, total
+}
+
+// sortDesc sorts hits best first.
+func sortDesc(hits []Hit) {
+	slices.SortFunc(hits, func(a, b Hit) int {
+		switch {
+		case less(b, a):
+			return -1
+		case less(a, b):
+			return 1
+		}
+		return 0
+	})
 }
 
 // less orders hits ascending by score, then descending by key/ord so the
