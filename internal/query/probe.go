@@ -38,6 +38,11 @@ type probeSet struct {
 	words map[string]bool
 	buf   []byte
 	pb    [][]byte
+	// starts lists the probes by first byte; next is, per probe, where
+	// its next occurrence may start.
+	starts [256][]int
+	pairs  *[1 << 10]uint64 // bit set of the first two bytes of probes
+	next   []int
 }
 
 // newProbeSet builds probes for a set of analysed terms, in a stable order.
@@ -121,30 +126,68 @@ func (ps *probeSet) textHits(e *search.Entry) []probeHit {
 }
 
 // find returns every probe occurrence in the lower-cased text, ordered by
-// position.
+// position; a probe's occurrences do not overlap. One pass looks at each
+// byte once: only bytes that start some probe are compared further.
 func (ps *probeSet) find(lower []byte) []probeHit {
 	if ps.pb == nil {
-		for _, p := range ps.probes {
-			ps.pb = append(ps.pb, []byte(p))
-		}
-	}
-	var hits []probeHit
-	for i, p := range ps.pb {
-		if len(p) == 0 {
-			continue
-		}
-		for from := 0; from < len(lower); {
-			j := bytes.Index(lower[from:], p)
-			if j < 0 {
-				break
+		ps.pb = make([][]byte, len(ps.probes))
+		ps.next = make([]int, len(ps.probes))
+		for i, p := range ps.probes {
+			ps.pb[i] = []byte(p)
+			if p != "" {
+				ps.starts[p[0]] = append(ps.starts[p[0]], i)
+				ps.addPairs(p)
 			}
-			j += from
-			hits = append(hits, probeHit{pos: j, end: j + len(p), term: i})
-			from = j + len(p)
 		}
 	}
-	slices.SortFunc(hits, func(a, b probeHit) int { return cmp.Compare(a.pos, b.pos) })
+	if ps.pairs == nil {
+		return nil // no probes
+	}
+	clear(ps.next)
+	var hits []probeHit
+	pairs := ps.pairs
+	last := len(lower) - 1
+	for at := 0; at < last; at++ {
+		pair := uint16(lower[at])<<8 | uint16(lower[at+1])
+		if pairs[pair>>6]&(1<<(pair&63)) != 0 {
+			hits = ps.matchAt(lower, at, hits)
+		}
+	}
+	if last >= 0 {
+		if pair := uint16(lower[last]) << 8; pairs[pair>>6]&(1<<(pair&63)) != 0 {
+			hits = ps.matchAt(lower, last, hits)
+		}
+	}
 	return hits
+}
+
+// matchAt appends the occurrences of probes that start at lower[at].
+func (ps *probeSet) matchAt(lower []byte, at int, hits []probeHit) []probeHit {
+	for _, i := range ps.starts[lower[at]] {
+		p := ps.pb[i]
+		if at >= ps.next[i] && bytes.HasPrefix(lower[at:], p) {
+			hits = append(hits, probeHit{pos: at, end: at + len(p), term: i})
+			ps.next[i] = at + len(p)
+		}
+	}
+	return hits
+}
+
+// addPairs marks the byte pairs that may start probe p: its first two
+// bytes, or for a one-byte probe that byte followed by anything (or by
+// nothing, at the end of the text).
+func (ps *probeSet) addPairs(p string) {
+	if ps.pairs == nil {
+		ps.pairs = new([1 << 10]uint64)
+	}
+	set := func(pair uint16) { ps.pairs[pair>>6] |= 1 << (pair & 63) }
+	if len(p) >= 2 {
+		set(uint16(p[0])<<8 | uint16(p[1]))
+		return
+	}
+	for b := range 256 {
+		set(uint16(p[0])<<8 | uint16(b))
+	}
 }
 
 // appendLower appends s with ASCII letters lower-cased, eight bytes at a
