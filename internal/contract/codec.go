@@ -6,34 +6,72 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 
 	"github.com/klauspost/compress/s2"
 )
 
-// indexMagic starts every encoded IndexDoc: the magic byte, the 8-byte
-// big-endian SourceSeq, then the S2-compressed binary document. The
-// sequence stays in clear so a writer checks staleness without decoding;
-// the binary body (length-prefixed strings and varints, term vectors as
-// term/frequency pairs) decodes many times faster than JSON, which matters
-// when a replica loads the whole index.
-const indexMagic = 0xB2
+// An encoded IndexDoc starts with a magic byte, then the 8-byte big-endian
+// SourceSeq, then the S2-compressed binary document. The sequence stays in
+// clear so a writer checks staleness without decoding; the binary body
+// (length-prefixed strings and varints) decodes many times faster than
+// JSON, which matters when a replica loads the whole index.
+//
+// Layout 2 (written) stores the document compact: its vocabulary once,
+// sorted, then per chunk and field the vocabulary indexes as ascending
+// deltas with their frequencies. Layout 1 repeated every term in every
+// chunk's field; it is still read.
+const (
+	indexMagicV1 = 0xB2
+	indexMagic   = 0xB3
+)
 
 // maxIndexDocBytes bounds a decoded document, so a corrupt length cannot
 // make a replica allocate without limit.
 const maxIndexDocBytes = 256 << 20
 
-// EncodeIndexDoc encodes doc for KH_INDEX. Term vectors are written in
-// sorted order, so equal documents encode to equal bytes.
+// EncodeIndexDoc encodes doc for KH_INDEX in compact form. Equal documents
+// encode to equal bytes.
 func EncodeIndexDoc(doc *IndexDoc) ([]byte, error) {
+	doc = doc.Compact()
+	w := &writer{buf: make([]byte, 0, 4096)}
+	if err := w.header(doc); err != nil {
+		return nil, err
+	}
+	w.uint(uint64(len(doc.Vocab)))
+	for _, t := range doc.Vocab {
+		w.str(t)
+	}
+	w.uint(uint64(len(doc.Chunks)))
+	for i := range doc.Chunks {
+		c := &doc.Chunks[i]
+		w.chunkHeader(c)
+		w.uint(uint64(len(c.Fields)))
+		for _, f := range c.Fields {
+			w.str(f.Field)
+			w.uint(uint64(len(f.Terms)))
+			prev := uint32(0)
+			for k, t := range f.Terms {
+				w.uint(uint64(t - prev)) // ascending: deltas after the first
+				w.uint(uint64(f.TFs[k]))
+				prev = t
+			}
+		}
+	}
+	out := make([]byte, 9, 9+s2.MaxEncodedLen(len(w.buf)))
+	out[0] = indexMagic
+	binary.BigEndian.PutUint64(out[1:9], doc.SourceSeq)
+	return append(out, s2.Encode(nil, w.buf)...), nil
+}
+
+// header writes the document's fields before its chunks.
+func (w *writer) header(doc *IndexDoc) error {
 	var tool []byte
 	if doc.Tool != nil {
 		var err error
 		if tool, err = json.Marshal(doc.Tool); err != nil {
-			return nil, fmt.Errorf("encode tool: %w", err)
+			return fmt.Errorf("encode tool: %w", err)
 		}
 	}
-	w := &writer{buf: make([]byte, 0, 4096)}
 	w.uint(uint64(doc.Schema))
 	w.str(doc.Analyzer)
 	w.str(doc.Collection)
@@ -44,55 +82,31 @@ func EncodeIndexDoc(doc *IndexDoc) ([]byte, error) {
 	w.bool(doc.Deleted)
 	w.bytes(tool)
 	w.bytes(doc.Record)
-	w.uint(uint64(len(doc.Chunks)))
-	var terms []string
-	for i := range doc.Chunks {
-		c := &doc.Chunks[i]
-		w.str(c.ID)
-		w.int(int64(c.Ord))
-		w.uint(uint64(len(c.HeadingPath)))
-		for _, h := range c.HeadingPath {
-			w.str(h)
-		}
-		w.str(c.Title)
-		w.str(c.Text)
-		w.uint(math.Float64bits(c.Boost))
-		fields := make([]string, 0, len(c.Terms))
-		for f := range c.Terms {
-			fields = append(fields, f)
-		}
-		sort.Strings(fields)
-		w.uint(uint64(len(fields)))
-		for _, f := range fields {
-			tfs := c.Terms[f]
-			w.str(f)
-			terms = terms[:0]
-			for t := range tfs {
-				terms = append(terms, t)
-			}
-			sort.Strings(terms)
-			w.uint(uint64(len(terms)))
-			for _, t := range terms {
-				w.str(t)
-				w.uint(uint64(tfs[t]))
-			}
-		}
+	return nil
+}
+
+// chunkHeader writes a chunk's fields before its terms.
+func (w *writer) chunkHeader(c *IndexChunk) {
+	w.str(c.ID)
+	w.int(int64(c.Ord))
+	w.uint(uint64(len(c.HeadingPath)))
+	for _, h := range c.HeadingPath {
+		w.str(h)
 	}
-	out := make([]byte, 9, 9+s2.MaxEncodedLen(len(w.buf)))
-	out[0] = indexMagic
-	binary.BigEndian.PutUint64(out[1:9], doc.SourceSeq)
-	return append(out, s2.Encode(nil, w.buf)...), nil
+	w.str(c.Title)
+	w.str(c.Text)
+	w.uint(math.Float64bits(c.Boost))
 }
 
 // IndexDocSeq returns the SourceSeq of an encoded IndexDoc without decoding it.
 func IndexDocSeq(b []byte) (uint64, error) {
-	if len(b) < 9 || b[0] != indexMagic {
+	if len(b) < 9 || (b[0] != indexMagic && b[0] != indexMagicV1) {
 		return 0, errors.New("not an encoded index doc")
 	}
 	return binary.BigEndian.Uint64(b[1:9]), nil
 }
 
-// DecodeIndexDoc decodes a value written by EncodeIndexDoc.
+// DecodeIndexDoc decodes a value written by EncodeIndexDoc, in compact form.
 func DecodeIndexDoc(b []byte) (*IndexDoc, error) {
 	seq, err := IndexDocSeq(b)
 	if err != nil {
@@ -107,6 +121,21 @@ func DecodeIndexDoc(b []byte) (*IndexDoc, error) {
 	}
 	r := &reader{buf: body}
 	doc := &IndexDoc{SourceSeq: seq}
+	if err := r.header(doc); err != nil {
+		return nil, err
+	}
+	if b[0] == indexMagicV1 {
+		r.chunksV1(doc)
+	} else {
+		r.compact(doc)
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("decode index doc: %w", r.err)
+	}
+	return doc.Compact(), nil
+}
+
+func (r *reader) header(doc *IndexDoc) error {
 	doc.Schema = int(r.uint())
 	doc.Analyzer = r.str()
 	doc.Collection = r.str()
@@ -118,11 +147,36 @@ func DecodeIndexDoc(b []byte) (*IndexDoc, error) {
 	if tool := r.bytes(); len(tool) > 0 && r.err == nil {
 		doc.Tool = new(Tool)
 		if err := json.Unmarshal(tool, doc.Tool); err != nil {
-			return nil, fmt.Errorf("decode tool: %w", err)
+			return fmt.Errorf("decode tool: %w", err)
 		}
 	}
 	if rec := r.bytes(); len(rec) > 0 {
 		doc.Record = append(json.RawMessage(nil), rec...)
+	}
+	return nil
+}
+
+func (r *reader) chunkHeader(c *IndexChunk) {
+	c.ID = r.str()
+	c.Ord = int(r.int())
+	if nh := r.count(); nh > 0 {
+		c.HeadingPath = make([]string, nh)
+		for j := range c.HeadingPath {
+			c.HeadingPath[j] = r.str()
+		}
+	}
+	c.Title = r.str()
+	c.Text = r.str()
+	c.Boost = math.Float64frombits(r.uint())
+}
+
+// compact reads the chunks of layout 2, checking every vocabulary index.
+func (r *reader) compact(doc *IndexDoc) {
+	if nv := r.count(); nv > 0 {
+		doc.Vocab = make([]string, nv)
+		for i := range doc.Vocab {
+			doc.Vocab[i] = r.str()
+		}
 	}
 	n := r.count()
 	if n > 0 {
@@ -130,17 +184,41 @@ func DecodeIndexDoc(b []byte) (*IndexDoc, error) {
 	}
 	for i := 0; i < n && r.err == nil; i++ {
 		c := &doc.Chunks[i]
-		c.ID = r.str()
-		c.Ord = int(r.int())
-		if nh := r.count(); nh > 0 {
-			c.HeadingPath = make([]string, nh)
-			for j := range c.HeadingPath {
-				c.HeadingPath[j] = r.str()
+		r.chunkHeader(c)
+		nf := r.count()
+		if nf > 0 {
+			c.Fields = make([]FieldTerms, nf)
+		}
+		for j := 0; j < nf && r.err == nil; j++ {
+			f := &c.Fields[j]
+			f.Field = r.str()
+			nt := r.count()
+			f.Terms, f.TFs = make([]uint32, nt), make([]uint32, nt)
+			t := uint64(0)
+			for k := 0; k < nt && r.err == nil; k++ {
+				d := r.uint()
+				if k > 0 && d == 0 {
+					r.err = errors.New("terms of a field not ascending")
+				}
+				t += d
+				if t >= uint64(len(doc.Vocab)) {
+					r.err = fmt.Errorf("term index %d outside a vocabulary of %d", t, len(doc.Vocab))
+				}
+				f.Terms[k], f.TFs[k] = uint32(t), uint32(r.uint())
 			}
 		}
-		c.Title = r.str()
-		c.Text = r.str()
-		c.Boost = math.Float64frombits(r.uint())
+	}
+}
+
+// chunksV1 reads the chunks of layout 1, with term maps.
+func (r *reader) chunksV1(doc *IndexDoc) {
+	n := r.count()
+	if n > 0 {
+		doc.Chunks = make([]IndexChunk, n)
+	}
+	for i := 0; i < n && r.err == nil; i++ {
+		c := &doc.Chunks[i]
+		r.chunkHeader(c)
 		nf := r.count()
 		c.Terms = make(map[string]map[string]int, nf)
 		for j := 0; j < nf && r.err == nil; j++ {
@@ -154,10 +232,6 @@ func DecodeIndexDoc(b []byte) (*IndexDoc, error) {
 			c.Terms[f] = tfs
 		}
 	}
-	if r.err != nil {
-		return nil, fmt.Errorf("decode index doc: %w", r.err)
-	}
-	return doc, nil
 }
 
 type writer struct{ buf []byte }

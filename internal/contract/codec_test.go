@@ -2,8 +2,12 @@ package contract
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
+
+	"github.com/klauspost/compress/s2"
 )
 
 func sampleDoc() *IndexDoc {
@@ -38,8 +42,11 @@ func TestIndexDocRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(got, doc) {
-			t.Errorf("round trip changed the document:\n got %+v\nwant %+v", got, doc)
+		if want := doc.Compact(); !reflect.DeepEqual(got, want) {
+			t.Errorf("round trip changed the document:\n got %+v\nwant %+v", got, want)
+		}
+		if !reflect.DeepEqual(expand(got), expand(doc)) {
+			t.Errorf("term frequencies changed: got %v, want %v", expand(got), expand(doc))
 		}
 		again, _ := EncodeIndexDoc(got)
 		if string(again) != string(b) {
@@ -63,4 +70,111 @@ func FuzzDecodeIndexDoc(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		_, _ = DecodeIndexDoc(b) // must not panic or allocate without bound
 	})
+}
+
+// expand returns every chunk's term frequencies by field, from either form.
+func expand(doc *IndexDoc) []map[string]map[string]int {
+	var out []map[string]map[string]int
+	for _, c := range doc.Chunks {
+		m := map[string]map[string]int{}
+		for f, tfs := range c.Terms {
+			for t, tf := range tfs {
+				if m[f] == nil {
+					m[f] = map[string]int{}
+				}
+				m[f][t] = tf
+			}
+		}
+		for _, f := range c.Fields {
+			for k, t := range f.Terms {
+				if m[f.Field] == nil {
+					m[f.Field] = map[string]int{}
+				}
+				m[f.Field][doc.Vocab[t]] = int(f.TFs[k])
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestCompactSharesTheVocabulary(t *testing.T) {
+	doc := &IndexDoc{Chunks: []IndexChunk{
+		{ID: "a", Terms: map[string]map[string]int{"body": {"nats": 2, "kv": 1}, "heading": {"nats": 1}}},
+		{ID: "b", Terms: map[string]map[string]int{"body": {"kv": 3, "zero": 0}}},
+	}}
+	c := doc.Compact()
+	if !reflect.DeepEqual(c.Vocab, []string{"kv", "nats"}) {
+		t.Errorf("vocab %q, want [kv nats] (sorted, once each, no zero frequencies)", c.Vocab)
+	}
+	if doc.Vocab != nil || doc.Chunks[0].Terms == nil {
+		t.Error("Compact modified its receiver")
+	}
+	if c.Compact() != c {
+		t.Error("compacting a compact document should return it")
+	}
+	want := expand(doc)
+	delete(want[1]["body"], "zero")
+	if got := expand(c); !reflect.DeepEqual(got, want) {
+		t.Errorf("compact frequencies %v, want %v", got, want)
+	}
+}
+
+// TestDecodeLayout1 reads a value in the first layout (term maps repeated
+// per chunk), which stores written before the compact layout still hold.
+func TestDecodeLayout1(t *testing.T) {
+	doc := sampleDoc()
+	w := &writer{}
+	if err := w.header(doc); err != nil {
+		t.Fatal(err)
+	}
+	w.uint(uint64(len(doc.Chunks)))
+	for i := range doc.Chunks {
+		c := &doc.Chunks[i]
+		w.chunkHeader(c)
+		fields := slices.Sorted(maps.Keys(c.Terms))
+		w.uint(uint64(len(fields)))
+		for _, f := range fields {
+			w.str(f)
+			terms := slices.Sorted(maps.Keys(c.Terms[f]))
+			w.uint(uint64(len(terms)))
+			for _, term := range terms {
+				w.str(term)
+				w.uint(uint64(c.Terms[f][term]))
+			}
+		}
+	}
+	v1 := append([]byte{indexMagicV1, 0, 0, 0, 0, 0, 0, 0, 42}, s2.Encode(nil, w.buf)...)
+	got, err := DecodeIndexDoc(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, doc.Compact()) {
+		t.Errorf("layout 1 decoded to %+v, want %+v", got, doc.Compact())
+	}
+}
+
+func TestDecodeRejectsBadVocabularyIndexes(t *testing.T) {
+	for name, deltas := range map[string][]uint64{"outside": {0, 5}, "repeated": {0, 0}} {
+		w := &writer{}
+		if err := w.header(&IndexDoc{Collection: CollectionDocs}); err != nil {
+			t.Fatal(err)
+		}
+		w.uint(2) // vocabulary
+		w.str("a")
+		w.str("b")
+		w.uint(1) // chunks
+		w.chunkHeader(&IndexChunk{ID: "c"})
+		w.uint(1) // fields
+		w.str("body")
+		w.uint(uint64(len(deltas)))
+		for _, d := range deltas {
+			w.uint(d)
+			w.uint(1)
+		}
+		v := append([]byte{indexMagic, 0, 0, 0, 0, 0, 0, 0, 1}, s2.Encode(nil, w.buf)...)
+		if _, err := DecodeIndexDoc(v); err == nil {
+			t.Errorf("%s term indexes: decoded without error", name)
+		}
+	}
 }

@@ -197,10 +197,22 @@ type IndexChunk struct {
 	HeadingPath []string                  `json:"heading_path,omitempty"`
 	Title       string                    `json:"title,omitempty"`
 	Text        string                    `json:"text"`
-	Terms       map[string]map[string]int `json:"terms"`
+	// Terms is the chunk's term frequencies by field, as producers build
+	// them. A compact document (see IndexDoc.Compact) has Fields instead.
+	Terms map[string]map[string]int `json:"terms,omitempty"`
+	// Fields is the compact form of Terms: per field, in field order.
+	Fields []FieldTerms `json:"fields,omitempty"`
 	// Boost multiplies the chunk's score; 0 means 1. Navigation sections
 	// ("Related", "See also") get less than 1.
 	Boost float64 `json:"boost,omitempty"`
+}
+
+// FieldTerms is one field's term frequencies in a compact document: Terms
+// are ascending indexes into IndexDoc.Vocab, TFs their frequencies.
+type FieldTerms struct {
+	Field string   `json:"field"`
+	Terms []uint32 `json:"terms"`
+	TFs   []uint32 `json:"tfs"`
 }
 
 // IndexDoc is the KH_INDEX value of one source document (a file, a tool, a
@@ -221,6 +233,9 @@ type IndexDoc struct {
 	// Record is the collection's own record of the document as JSON (the
 	// knowledge entry), for filters the index cannot express.
 	Record json.RawMessage `json:"record,omitempty"`
+	// Vocab lists the distinct terms of a compact document, sorted; its
+	// chunks' Fields index it.
+	Vocab []string `json:"vocab,omitempty"`
 }
 
 // Path normalisation shared by the watcher and conflict resolution.

@@ -162,7 +162,11 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 	}
 	src := &Source{Key: key, Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq, Meta: doc.Meta, Tool: doc.Tool, Extra: extra}
 	list := make([]*Entry, 0, len(doc.Chunks))
-	slot := make(map[string]int, 256)
+	// The compact form names each of the document's terms once, so the
+	// global term map is consulted once per distinct term, not per chunk.
+	doc = doc.Compact()
+	lists := make([]*postingList, len(doc.Vocab)) // resolved on first use
+	slot := make([]int32, len(doc.Vocab))         // row of a term in the chunk, plus one
 	var rows []mergedTerm
 	for i := range doc.Chunks {
 		c := &doc.Chunks[i]
@@ -174,36 +178,35 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 			st.boost = c.Boost
 		}
 		ix.maxBoost = max(ix.maxBoost, st.boost)
-		// Merge per-field term frequencies into one posting per term,
-		// in scratch space reused across the document's chunks.
-		clear(slot)
+		// Merge per-field term frequencies into one posting per term.
 		rows = rows[:0]
-		for field, tfs := range c.Terms {
-			fi, ok := ix.fieldOf[field]
+		for _, f := range c.Fields {
+			fi, ok := ix.fieldOf[f.Field]
 			if !ok {
 				continue
 			}
-			for term, tf := range tfs {
-				if tf <= 0 {
+			for k, t := range f.Terms {
+				tf := f.TFs[k]
+				if tf == 0 {
 					continue
 				}
-				i, ok := slot[term]
-				if !ok {
-					i = len(rows)
-					slot[term] = i
-					rows = append(rows, mergedTerm{term: term})
+				r := slot[t]
+				if r == 0 {
+					rows = append(rows, mergedTerm{term: t})
+					r = int32(len(rows))
+					slot[t] = r
 				}
-				rows[i].tf[fi] = clampTF(int(rows[i].tf[fi]) + tf)
-				st.lens[fi] += uint32(tf)
+				rows[r-1].tf[fi] = clampTF(int(rows[r-1].tf[fi]) + int(tf))
+				st.lens[fi] += tf
 			}
 		}
 		e.terms = make([]*postingList, 0, len(rows))
 		for _, r := range rows {
-			pl := ix.terms[r.term]
+			slot[r.term] = 0
+			pl := lists[r.term]
 			if pl == nil {
-				pl = &postingList{term: r.term}
-				ix.terms[r.term] = pl
-				ix.addVocab(r.term)
+				pl = ix.postingList(doc.Vocab[r.term])
+				lists[r.term] = pl
 			}
 			pl.postings = append(pl.postings, posting{doc: e.ord, tf: r.tf})
 			pl.df++
@@ -220,6 +223,17 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 	ix.sources[key] = list
 }
 
+// postingList returns the list of term, creating it if new.
+func (ix *Index) postingList(term string) *postingList {
+	pl := ix.terms[term]
+	if pl == nil {
+		pl = &postingList{term: term}
+		ix.terms[term] = pl
+		ix.addVocab(term)
+	}
+	return pl
+}
+
 // vocabKey groups vocabulary terms by first byte and byte length: typo
 // expansions and completions share the query term's first letter.
 type vocabKey struct {
@@ -227,9 +241,10 @@ type vocabKey struct {
 	n     int
 }
 
-// mergedTerm is one term of a chunk with its frequency in each field.
+// mergedTerm is one term of a chunk, by vocabulary index, with its
+// frequency in each field.
 type mergedTerm struct {
-	term string
+	term uint32
 	tf   [MaxFields]uint16
 }
 
@@ -310,6 +325,9 @@ func (ix *Index) compactAll() {
 }
 
 func (ix *Index) addVocab(term string) {
+	if term == "" {
+		return // nothing is close to it
+	}
 	k := vocabKey{first: term[0], n: len(term)}
 	ix.vocab[k] = append(ix.vocab[k], term)
 }
