@@ -192,11 +192,11 @@ const (
 // term frequencies per field. IDF and length norms are applied by the query
 // service from live statistics, never stored.
 type IndexChunk struct {
-	ID          string                    `json:"id"`
-	Ord         int                       `json:"ord"`
-	HeadingPath []string                  `json:"heading_path,omitempty"`
-	Title       string                    `json:"title,omitempty"`
-	Text        string                    `json:"text"`
+	ID          string   `json:"id"`
+	Ord         int      `json:"ord"`
+	HeadingPath []string `json:"heading_path,omitempty"`
+	Title       string   `json:"title,omitempty"`
+	Text        string   `json:"text"`
 	// Terms is the chunk's term frequencies by field, as producers build
 	// them. A compact document (see IndexDoc.Compact) has Fields instead.
 	Terms map[string]map[string]int `json:"terms,omitempty"`
