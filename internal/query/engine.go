@@ -126,6 +126,14 @@ func NewEngineScoring(limits Limits, sc Scoring) *Engine {
 // Analyzer returns the engine's analyzer.
 func (e *Engine) Analyzer() *analysis.Analyzer { return e.an }
 
+// Trim releases the spare capacity of every collection's index; see
+// search.Index.Trim.
+func (e *Engine) Trim() {
+	for _, ix := range []*search.Index{e.docs, e.tools, e.kb} {
+		ix.Trim()
+	}
+}
+
 // Apply applies one KH_INDEX entry: a value (nil when the key was deleted
 // or purged) at a bucket revision.
 func (e *Engine) Apply(key string, doc *contract.IndexDoc, revision uint64) {

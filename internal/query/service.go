@@ -248,9 +248,11 @@ func (s *Service) follow(ctx context.Context, updates <-chan jetstream.KeyValueE
 		r := <-out
 		if r.key == "" {
 			s.readyOnce.Do(func() {
-				// Loading leaves decoded values behind as garbage: hand
-				// it back to the OS before serving, so a replica's
-				// resident size is what it holds.
+				// Loading leaves spare capacity in posting lists and
+				// decoded values behind as garbage: trim the one and
+				// hand the other back to the OS before serving, so a
+				// replica's resident size is what it holds.
+				s.engine.Trim()
 				debug.FreeOSMemory()
 				close(s.ready)
 				st := s.engine.Stats(true)

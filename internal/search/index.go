@@ -82,8 +82,11 @@ type Entry struct {
 	// SectionKey is contract.SectionKey of the entry, computed once.
 	SectionKey string
 
-	ord   uint32
-	terms []*postingList
+	ord uint32
+	// terms are the ids of the entry's posting lists (see Index.lists):
+	// ids rather than pointers, half the size and nothing for the garbage
+	// collector to scan.
+	terms []uint32
 }
 
 // docStat is what scoring reads of an entry, kept in one flat slice by
@@ -97,10 +100,11 @@ type docStat struct {
 
 type posting struct {
 	doc uint32
-	tf  [MaxFields]uint16
+	tf  [MaxFields]uint8 // clamped at MaxTF
 }
 
 type postingList struct {
+	id       uint32 // index in Index.lists
 	term     string
 	postings []posting
 	df       int // alive postings
@@ -120,6 +124,8 @@ type Index struct {
 	maxBoost float64
 	sources  map[string][]*Entry
 	terms    map[string]*postingList
+	lists    []*postingList // by id; nil where freed
+	freeIDs  []uint32
 	// vocab lists terms by first byte and length, for typo expansion and
 	// completions; it may hold removed terms.
 	vocab   map[vocabKey][]string
@@ -200,7 +206,7 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 				st.lens[fi] += tf
 			}
 		}
-		e.terms = make([]*postingList, 0, len(rows))
+		e.terms = make([]uint32, 0, len(rows))
 		for _, r := range rows {
 			slot[r.term] = 0
 			pl := lists[r.term]
@@ -210,7 +216,7 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 			}
 			pl.postings = append(pl.postings, posting{doc: e.ord, tf: r.tf})
 			pl.df++
-			e.terms = append(e.terms, pl)
+			e.terms = append(e.terms, pl.id)
 		}
 		for f := range st.lens {
 			ix.sumLen[f] += uint64(st.lens[f])
@@ -223,11 +229,34 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 	ix.sources[key] = list
 }
 
+// Trim gives back the spare capacity that appending left in posting lists
+// (up to half of them), for a replica that has loaded its index and will
+// mostly read from now on.
+func (ix *Index) Trim() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for _, pl := range ix.lists {
+		if pl != nil && cap(pl.postings)-len(pl.postings) > len(pl.postings)/8 {
+			exact := make([]posting, len(pl.postings))
+			copy(exact, pl.postings)
+			pl.postings = exact
+		}
+	}
+}
+
 // postingList returns the list of term, creating it if new.
 func (ix *Index) postingList(term string) *postingList {
 	pl := ix.terms[term]
 	if pl == nil {
 		pl = &postingList{term: term}
+		if n := len(ix.freeIDs); n > 0 {
+			pl.id = ix.freeIDs[n-1]
+			ix.freeIDs = ix.freeIDs[:n-1]
+			ix.lists[pl.id] = pl
+		} else {
+			pl.id = uint32(len(ix.lists))
+			ix.lists = append(ix.lists, pl)
+		}
 		ix.terms[term] = pl
 		ix.addVocab(term)
 	}
@@ -245,14 +274,16 @@ type vocabKey struct {
 // frequency in each field.
 type mergedTerm struct {
 	term uint32
-	tf   [MaxFields]uint16
+	tf   [MaxFields]uint8
 }
 
-func clampTF(n int) uint16 {
-	if n > math.MaxUint16 {
-		return math.MaxUint16
-	}
-	return uint16(n)
+// MaxTF caps a term's frequency in one field of one entry, so that a
+// posting takes 8 bytes. BM25 saturates long before: with k1 = 1.2, a
+// term 255 times in a field already scores over 99% of its limit.
+const MaxTF = math.MaxUint8
+
+func clampTF(n int) uint8 {
+	return uint8(min(n, MaxTF))
 }
 
 // Remove deletes every chunk of the source key.
@@ -271,10 +302,13 @@ func (ix *Index) removeLocked(key string) {
 	for _, e := range list {
 		st := &ix.stats[e.ord]
 		st.alive = false
-		for _, pl := range e.terms {
+		for _, id := range e.terms {
+			pl := ix.lists[id]
 			pl.df--
 			if pl.df == 0 {
 				delete(ix.terms, pl.term)
+				ix.lists[id] = nil
+				ix.freeIDs = append(ix.freeIDs, id)
 			} else if pl.df*2 < len(pl.postings) && len(pl.postings) > 8 {
 				ix.compactList(pl)
 			}
@@ -387,8 +421,8 @@ func (ix *Index) EntryTerms(e *Entry) []string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	out := make([]string, 0, len(e.terms))
-	for _, pl := range e.terms {
-		out = append(out, pl.term)
+	for _, id := range e.terms {
+		out = append(out, ix.lists[id].term)
 	}
 	return out
 }

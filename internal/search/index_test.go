@@ -259,3 +259,35 @@ func TestIDFPower(t *testing.T) {
 		t.Errorf("score with IDF squared = %v, want %v", got, want)
 	}
 }
+
+func TestTermFrequencyClampsAtMaxTF(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	ix.Put("many", doc(1, map[string]int{"nats": 1000, "pad": 1}), nil)
+	ix.Put("max", doc(2, map[string]int{"nats": MaxTF, "pad": 1000 - MaxTF + 1}), nil)
+	hits := search(ix, 10, "nats")
+	if len(hits) != 2 || math.Abs(hits[0].Score-hits[1].Score) > 1e-12 {
+		t.Fatalf("hits %+v: a frequency over MaxTF should score as MaxTF (same length)", hits)
+	}
+}
+
+func TestTrimKeepsResultsAndDropsSpareCapacity(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	for i := range 100 {
+		ix.Put(fmt.Sprint("d", i), doc(uint64(i+1), map[string]int{"nats": 1 + i%3, fmt.Sprint("w", i%7): 1}), nil)
+	}
+	before := search(ix, 20, "nats", "w3")
+	ix.Trim()
+	after := search(ix, 20, "nats", "w3")
+	if fmt.Sprint(before) != fmt.Sprint(after) {
+		t.Errorf("results changed by Trim:\n%v\n%v", before, after)
+	}
+	for _, pl := range ix.lists {
+		if pl != nil && cap(pl.postings) > len(pl.postings)+len(pl.postings)/8 {
+			t.Errorf("list %q: %d postings in capacity %d after Trim", pl.term, len(pl.postings), cap(pl.postings))
+		}
+	}
+	ix.Put("d100", doc(101, map[string]int{"nats": 1}), nil) // appends still work
+	if got := len(search(ix, 200, "nats")); got != 101 {
+		t.Errorf("%d hits for nats after an append, want 101", got)
+	}
+}
