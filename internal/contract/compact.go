@@ -19,8 +19,14 @@ func (doc *IndexDoc) Compact() *IndexDoc {
 	// One pass numbers the terms in order of appearance and records every
 	// chunk's fields with those numbers; once the vocabulary is sorted,
 	// the numbers are mapped to sorted positions.
-	ids := make(map[string]uint32, 256)
-	var vocab []string
+	n := 0
+	for i := range doc.Chunks {
+		for _, tfs := range doc.Chunks[i].Terms {
+			n += len(tfs)
+		}
+	}
+	ids := make(map[string]uint32, n/2) // chunks share about half their terms
+	vocab := make([]string, 0, n/2)
 	out := *doc
 	out.Chunks = make([]IndexChunk, len(doc.Chunks))
 	for i, c := range doc.Chunks {
@@ -74,21 +80,17 @@ func (doc *IndexDoc) Compact() *IndexDoc {
 }
 
 // sortField renumbers a field's terms by rank and sorts them ascending,
-// keeping each frequency with its term.
+// keeping each frequency with its term: each pair is packed in one integer
+// so that a plain integer sort does it.
 func sortField(f *FieldTerms, rank []uint32) {
+	packed := make([]uint64, len(f.Terms))
 	for k, t := range f.Terms {
-		f.Terms[k] = rank[t]
+		packed[k] = uint64(rank[t])<<32 | uint64(f.TFs[k])
 	}
-	sort.Sort(byTerm{f})
-}
-
-type byTerm struct{ f *FieldTerms }
-
-func (b byTerm) Len() int           { return len(b.f.Terms) }
-func (b byTerm) Less(i, j int) bool { return b.f.Terms[i] < b.f.Terms[j] }
-func (b byTerm) Swap(i, j int) {
-	b.f.Terms[i], b.f.Terms[j] = b.f.Terms[j], b.f.Terms[i]
-	b.f.TFs[i], b.f.TFs[j] = b.f.TFs[j], b.f.TFs[i]
+	slices.Sort(packed)
+	for k, p := range packed {
+		f.Terms[k], f.TFs[k] = uint32(p>>32), uint32(p)
+	}
 }
 
 func hasTerms(chunks []IndexChunk) bool {
