@@ -293,10 +293,20 @@ func assertNowhere(t *testing.T, js jetstream.JetStream, needle string) {
 				t.Fatalf("get %s/%d: %v", name, seq, err)
 			}
 			data := m.Data
-			if name == "KV_"+contract.BucketIndex && len(data) > 0 {
-				if doc, err := contract.DecodeIndexDoc(data); err == nil {
-					data, _ = json.Marshal(doc)
+			// Binary payloads are compressed: look inside them.
+			switch {
+			case name == "KV_"+contract.BucketIndex && len(data) > 0:
+				doc, err := contract.DecodeIndexDoc(data)
+				if err != nil {
+					t.Fatalf("%s/%d: %v", name, seq, err)
 				}
+				data, _ = json.Marshal(doc)
+			case name == contract.StreamChunks:
+				cs, err := contract.DecodeChunkSet(data)
+				if err != nil {
+					t.Fatalf("%s/%d: %v", name, seq, err)
+				}
+				data, _ = json.Marshal(cs)
 			}
 			hdr, _ := json.Marshal(m.Header)
 			if strings.Contains(string(data), needle) || strings.Contains(string(hdr), needle) {

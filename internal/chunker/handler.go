@@ -2,7 +2,6 @@ package chunker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -110,13 +109,9 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 	if err != nil {
 		return bus.Permanent(err)
 	}
-	data, err := json.Marshal(cs)
-	if err != nil {
-		return bus.Permanent(fmt.Errorf("encode chunk set: %w", err))
-	}
 	msg := &nats.Msg{
 		Subject: contract.ChunkSubject(ev.Repo, ev.Path),
-		Data:    data,
+		Data:    contract.EncodeChunkSet(cs),
 		Header: nats.Header{
 			contract.HeaderCorrelation: {m.CorrelationID},
 			contract.HeaderSourceSeq:   {strconv.FormatUint(m.Seq, 10)},

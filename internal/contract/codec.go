@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"unicode/utf8"
 
 	"github.com/klauspost/compress/s2"
 )
@@ -259,6 +260,8 @@ var errShort = errors.New("truncated")
 type reader struct {
 	buf []byte
 	err error
+	// checkUTF8 makes str fail on invalid UTF-8.
+	checkUTF8 bool
 }
 
 func (r *reader) uint() uint64 {
@@ -307,7 +310,14 @@ func (r *reader) bytes() []byte {
 	return b
 }
 
-func (r *reader) str() string { return string(r.bytes()) }
+func (r *reader) str() string {
+	b := r.bytes()
+	if r.checkUTF8 && r.err == nil && !utf8.Valid(b) {
+		r.err = errors.New("string is not valid UTF-8")
+		return ""
+	}
+	return string(b)
+}
 
 func (r *reader) bool() bool {
 	if r.err != nil || len(r.buf) == 0 {

@@ -119,9 +119,9 @@ func (w *Worker) handleTool(ctx context.Context, m *bus.Message) error {
 }
 
 func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
-	var cs contract.ChunkSet
-	if err := bus.DecodeJSON(m, &cs, "chunk set"); err != nil {
-		return err
+	cs, err := contract.DecodeChunkSet(m.Data)
+	if err != nil {
+		return bus.Permanent(fmt.Errorf("chunk set on %s: %w", m.Subject, err))
 	}
 	if cs.Schema > contract.SchemaVersion {
 		return bus.Permanent(fmt.Errorf("chunk set schema %d is newer than %d", cs.Schema, contract.SchemaVersion))
@@ -132,7 +132,7 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 	if want := contract.ChunkSubject(cs.Repo, cs.Path); want != m.Subject {
 		return bus.Permanent(fmt.Errorf("chunk set for %s/%s arrived on %s, want %s", cs.Repo, cs.Path, m.Subject, want))
 	}
-	doc := BuildDoc(&cs, w.an)
+	doc := BuildDoc(cs, w.an)
 	val, err := contract.EncodeIndexDoc(doc)
 	if err != nil {
 		return bus.Permanent(err)

@@ -1,0 +1,109 @@
+package contract
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/klauspost/compress/s2"
+)
+
+// chunkSetMagic starts a binary chunk set: the magic byte, then the
+// S2-compressed body (length-prefixed strings and varints). A chunk set is
+// mostly section text, which S2 halves, and the binary body decodes
+// without JSON's validation and unescaping passes. A chunk set that starts
+// otherwise is read as JSON, the form other producers may publish.
+const chunkSetMagic = 0xC5
+
+// maxChunkSetBytes bounds a decoded chunk set, so a corrupt length cannot
+// make the indexer allocate without limit.
+const maxChunkSetBytes = 256 << 20
+
+// EncodeChunkSet encodes cs for KH_CHUNKS.
+func EncodeChunkSet(cs *ChunkSet) []byte {
+	w := &writer{buf: make([]byte, 0, 4096)}
+	w.uint(uint64(cs.Schema))
+	w.str(cs.Repo)
+	w.str(cs.Path)
+	w.str(cs.SHA256)
+	w.uint(cs.FileSeq)
+	w.int(int64(cs.Meta.Priority))
+	w.str(cs.Meta.Type)
+	w.bool(cs.Deleted)
+	w.uint(uint64(len(cs.Chunks)))
+	for i := range cs.Chunks {
+		c := &cs.Chunks[i]
+		w.str(c.ID)
+		w.int(int64(c.Ord))
+		w.uint(uint64(len(c.HeadingPath)))
+		for _, h := range c.HeadingPath {
+			w.str(h)
+		}
+		w.str(c.Title)
+		w.str(c.Summary)
+		w.str(c.ReadWhen)
+		w.str(c.Text)
+	}
+	out := make([]byte, 1, 1+s2.MaxEncodedLen(len(w.buf)))
+	out[0] = chunkSetMagic
+	return append(out, s2.Encode(nil, w.buf)...)
+}
+
+// DecodeChunkSet decodes a KH_CHUNKS payload, binary or JSON. Every string
+// must be valid UTF-8.
+func DecodeChunkSet(b []byte) (*ChunkSet, error) {
+	if len(b) == 0 || b[0] != chunkSetMagic {
+		if !utf8.Valid(b) {
+			return nil, errors.New("chunk set is not valid UTF-8")
+		}
+		var cs ChunkSet
+		if err := json.Unmarshal(b, &cs); err != nil {
+			return nil, fmt.Errorf("decode chunk set: %w", err)
+		}
+		return &cs, nil
+	}
+	if n, err := s2.DecodedLen(b[1:]); err != nil || n > maxChunkSetBytes {
+		return nil, fmt.Errorf("chunk set body of %d bytes is corrupt or over %d: %v", n, maxChunkSetBytes, err)
+	}
+	body, err := s2.Decode(nil, b[1:])
+	if err != nil {
+		return nil, fmt.Errorf("decompress chunk set: %w", err)
+	}
+	r := &reader{buf: body, checkUTF8: true}
+	cs := &ChunkSet{}
+	cs.Schema = int(r.uint())
+	cs.Repo = r.str()
+	cs.Path = r.str()
+	cs.SHA256 = r.str()
+	cs.FileSeq = r.uint()
+	cs.Meta.Priority = int(r.int())
+	cs.Meta.Type = r.str()
+	cs.Deleted = r.bool()
+	n := r.count()
+	if n > 0 {
+		cs.Chunks = make([]Chunk, n)
+	}
+	for i := 0; i < n && r.err == nil; i++ {
+		c := &cs.Chunks[i]
+		c.ID = r.str()
+		c.Ord = int(r.int())
+		if nh := r.count(); nh > 0 {
+			c.HeadingPath = make([]string, nh)
+			for j := range c.HeadingPath {
+				c.HeadingPath[j] = r.str()
+			}
+		}
+		c.Title = r.str()
+		c.Summary = r.str()
+		c.ReadWhen = r.str()
+		c.Text = r.str()
+	}
+	if r.err == nil && len(r.buf) > 0 {
+		r.err = fmt.Errorf("%d bytes after the chunk set", len(r.buf))
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("decode chunk set: %w", r.err)
+	}
+	return cs, nil
+}
