@@ -133,14 +133,19 @@ type spaceCollapser struct {
 
 func (w *spaceCollapser) write(s string) {
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if asciiSpace[c] {
-				w.pending = true
-			} else {
-				w.flush()
-				w.b.WriteByte(c)
-			}
+		// Copy a run of bytes that are not white space at once.
+		j := i
+		for j < len(s) && s[j] < utf8.RuneSelf && !asciiSpace[s[j]] {
+			j++
+		}
+		if j > i {
+			w.flush()
+			w.b.WriteString(s[i:j])
+			i = j
+			continue
+		}
+		if c := s[i]; c < utf8.RuneSelf {
+			w.pending = true // ASCII white space
 			i++
 			continue
 		}

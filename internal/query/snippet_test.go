@@ -51,3 +51,15 @@ func TestSnippet(t *testing.T) {
 		})
 	}
 }
+
+func TestMarkCollapsesWhiteSpace(t *testing.T) {
+	text := "  lead \t\n word\u00a0next\u3000配置  end "
+	marks := [][2]int{{strings.Index(text, "word"), strings.Index(text, "word") + 4}}
+	got := mark(text, 0, len(text), marks)
+	if want := "lead **word** next 配置 end"; got != want {
+		t.Errorf("mark = %q, want %q", got, want)
+	}
+	if got := mark(text, 2, 6, nil); got != "…lead…" {
+		t.Errorf("cut mark = %q, want %q", got, "…lead…")
+	}
+}
