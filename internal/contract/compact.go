@@ -16,81 +16,31 @@ func (doc *IndexDoc) Compact() *IndexDoc {
 	if doc.Vocab != nil || !hasTerms(doc.Chunks) {
 		return doc
 	}
-	// One pass numbers the terms in order of appearance and records every
-	// chunk's fields with those numbers; once the vocabulary is sorted,
-	// the numbers are mapped to sorted positions.
-	n := 0
-	for i := range doc.Chunks {
-		for _, tfs := range doc.Chunks[i].Terms {
-			n += len(tfs)
-		}
-	}
-	ids := make(map[string]uint32, n/2) // chunks share about half their terms
-	vocab := make([]string, 0, n/2)
+	var b VocabBuilder
 	out := *doc
 	out.Chunks = make([]IndexChunk, len(doc.Chunks))
 	for i, c := range doc.Chunks {
 		names := make([]string, 0, len(c.Terms))
-		for f, tfs := range c.Terms {
-			if len(tfs) > 0 {
-				names = append(names, f)
-			}
+		for f := range c.Terms {
+			names = append(names, f)
 		}
 		sort.Strings(names)
 		c.Fields = nil
 		for _, f := range names {
-			ft := FieldTerms{Field: f}
 			for t, tf := range c.Terms[f] {
-				if tf <= 0 {
-					continue
+				if tf > 0 {
+					b.Add(t, uint32(tf))
 				}
-				id, ok := ids[t]
-				if !ok {
-					id = uint32(len(vocab))
-					ids[t] = id
-					vocab = append(vocab, t)
-				}
-				ft.Terms = append(ft.Terms, id)
-				ft.TFs = append(ft.TFs, uint32(tf))
 			}
-			if len(ft.Terms) > 0 {
+			if ft, ok := b.Field(f); ok {
 				c.Fields = append(c.Fields, ft)
 			}
 		}
 		c.Terms = nil
 		out.Chunks[i] = c
 	}
-	order := make([]uint32, len(vocab)) // sorted position -> first-seen id
-	for i := range order {
-		order[i] = uint32(i)
-	}
-	slices.SortFunc(order, func(a, b uint32) int { return cmp.Compare(vocab[a], vocab[b]) })
-	rank := make([]uint32, len(vocab)) // first-seen id -> sorted position
-	out.Vocab = make([]string, len(vocab))
-	for pos, id := range order {
-		rank[id] = uint32(pos)
-		out.Vocab[pos] = vocab[id]
-	}
-	for i := range out.Chunks {
-		for j := range out.Chunks[i].Fields {
-			sortField(&out.Chunks[i].Fields[j], rank)
-		}
-	}
+	out.Vocab = b.Vocab()
 	return &out
-}
-
-// sortField renumbers a field's terms by rank and sorts them ascending,
-// keeping each frequency with its term: each pair is packed in one integer
-// so that a plain integer sort does it.
-func sortField(f *FieldTerms, rank []uint32) {
-	packed := make([]uint64, len(f.Terms))
-	for k, t := range f.Terms {
-		packed[k] = uint64(rank[t])<<32 | uint64(f.TFs[k])
-	}
-	slices.Sort(packed)
-	for k, p := range packed {
-		f.Terms[k], f.TFs[k] = uint32(p>>32), uint32(p)
-	}
 }
 
 func hasTerms(chunks []IndexChunk) bool {
@@ -100,4 +50,89 @@ func hasTerms(chunks []IndexChunk) bool {
 		}
 	}
 	return false
+}
+
+// VocabBuilder assembles a compact document: terms are added field by
+// field, each distinct term numbered once for the whole document; Vocab
+// then sorts the vocabulary and renumbers every field it emitted. The zero
+// value is ready to use.
+type VocabBuilder struct {
+	ids     map[string]uint32
+	vocab   []string
+	count   []uint32 // frequency in the open field, by id
+	touched []uint32 // ids counted in the open field, in first-seen order
+	fields  []FieldTerms
+}
+
+// Add counts tf occurrences of term in the open field.
+func (b *VocabBuilder) Add(term string, tf uint32) {
+	if b.ids == nil {
+		b.ids = make(map[string]uint32, 256)
+	}
+	id, ok := b.ids[term]
+	if !ok {
+		id = uint32(len(b.vocab))
+		b.ids[term] = id
+		b.vocab = append(b.vocab, term)
+		b.count = append(b.count, 0)
+	}
+	if b.count[id] == 0 {
+		b.touched = append(b.touched, id)
+	}
+	b.count[id] += tf
+}
+
+// Field closes the open field as name and returns its terms, or false when
+// it has none. Its indexes are final only after Vocab; chunks may share
+// the returned value.
+func (b *VocabBuilder) Field(name string) (FieldTerms, bool) {
+	if len(b.touched) == 0 {
+		return FieldTerms{}, false
+	}
+	ft := FieldTerms{Field: name, Terms: slices.Clone(b.touched), TFs: make([]uint32, len(b.touched))}
+	for k, id := range b.touched {
+		ft.TFs[k] = b.count[id]
+		b.count[id] = 0
+	}
+	b.touched = b.touched[:0]
+	b.fields = append(b.fields, ft)
+	return ft, true
+}
+
+// Vocab sorts the vocabulary, renumbers every field returned by Field to
+// sorted positions, ascending, and returns the vocabulary.
+func (b *VocabBuilder) Vocab() []string {
+	if len(b.vocab) == 0 {
+		return nil
+	}
+	order := make([]uint32, len(b.vocab)) // sorted position -> id
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortFunc(order, func(x, y uint32) int { return cmp.Compare(b.vocab[x], b.vocab[y]) })
+	rank := make([]uint32, len(b.vocab)) // id -> sorted position
+	vocab := make([]string, len(b.vocab))
+	for pos, id := range order {
+		rank[id] = uint32(pos)
+		vocab[pos] = b.vocab[id]
+	}
+	for _, f := range b.fields {
+		sortField(f, rank)
+	}
+	return vocab
+}
+
+// sortField renumbers a field's terms by rank and sorts them ascending,
+// keeping each frequency with its term: each pair is packed in one integer
+// so that a plain integer sort does it. It works in place, so every copy
+// of f sees the result.
+func sortField(f FieldTerms, rank []uint32) {
+	packed := make([]uint64, len(f.Terms))
+	for k, t := range f.Terms {
+		packed[k] = uint64(rank[t])<<32 | uint64(f.TFs[k])
+	}
+	slices.Sort(packed)
+	for k, p := range packed {
+		f.Terms[k], f.TFs[k] = uint32(p>>32), uint32(p)
+	}
 }

@@ -27,61 +27,59 @@ func BuildDoc(cs *contract.ChunkSet, an *analysis.Analyzer) *contract.IndexDoc {
 		return doc
 	}
 	doc.Chunks = make([]contract.IndexChunk, 0, len(cs.Chunks))
+	// The document is built compact: each distinct term numbered once.
 	// Title and summary come from the file's front matter and repeat on
-	// every chunk: analyse each distinct text once and share the
-	// (read-only) vector.
-	memo := map[string]map[string]int{}
-	vector := func(text string) map[string]int {
+	// every chunk: analyse each distinct text once and share its field.
+	var vb contract.VocabBuilder
+	var terms []string
+	field := func(name, text string) (contract.FieldTerms, bool) {
 		if strings.TrimSpace(text) == "" {
-			return nil
+			return contract.FieldTerms{}, false
 		}
-		if m, ok := memo[text]; ok {
-			return m
+		terms = an.AppendTerms(terms[:0], text)
+		for _, t := range terms {
+			vb.Add(t, 1)
 		}
-		m := map[string]int{}
-		if an.TermFreqs(text, m) == 0 {
-			m = nil
+		return vb.Field(name)
+	}
+	type memoKey struct{ field, text string }
+	memo := map[memoKey]contract.FieldTerms{}
+	shared := func(name, text string) (contract.FieldTerms, bool) {
+		k := memoKey{name, text}
+		if ft, ok := memo[k]; ok {
+			return ft, ft.Field != ""
 		}
-		memo[text] = m
-		return m
+		ft, ok := field(name, text)
+		memo[k] = ft
+		return ft, ok
 	}
 	for _, c := range cs.Chunks {
-		terms := map[string]map[string]int{}
-		add := func(field string, m map[string]int) {
-			if m != nil {
-				terms[field] = m
+		var fields []contract.FieldTerms
+		add := func(ft contract.FieldTerms, ok bool) {
+			if ok {
+				fields = append(fields, ft)
 			}
 		}
-		add(contract.FieldTitle, vector(c.Title))
-		add(contract.FieldSummary, vector(joinNonEmpty("\n", c.Summary, c.ReadWhen)))
-		add(contract.FieldHeading, analyse(an, strings.Join(c.HeadingPath, "\n")))
-		add(contract.FieldBody, analyse(an, c.Text))
+		// Fields in name order: body, heading, summary, title.
+		add(field(contract.FieldBody, c.Text))
+		add(field(contract.FieldHeading, strings.Join(c.HeadingPath, "\n")))
+		add(shared(contract.FieldSummary, joinNonEmpty("\n", c.Summary, c.ReadWhen)))
+		add(shared(contract.FieldTitle, c.Title))
 		ic := contract.IndexChunk{
 			ID:          c.ID,
 			Ord:         c.Ord,
 			HeadingPath: c.HeadingPath,
 			Title:       c.Title,
 			Text:        c.Text,
-			Terms:       terms,
+			Fields:      fields,
 		}
 		if isNavigation(c.HeadingPath) {
 			ic.Boost = navigationBoost
 		}
 		doc.Chunks = append(doc.Chunks, ic)
 	}
+	doc.Vocab = vb.Vocab()
 	return doc
-}
-
-// analyse returns the term frequencies of text, or nil when it has none.
-func analyse(an *analysis.Analyzer, text string) map[string]int {
-	if strings.TrimSpace(text) == "" {
-		return nil
-	}
-	m := map[string]int{}
-	if an.TermFreqs(text, m) == 0 {
-		return nil
-	}
-	return m
 }
 
 func joinNonEmpty(sep string, parts ...string) string {
