@@ -36,10 +36,7 @@ func EncodeChunkSet(cs *ChunkSet) []byte {
 		c := &cs.Chunks[i]
 		w.str(c.ID)
 		w.int(int64(c.Ord))
-		w.uint(uint64(len(c.HeadingPath)))
-		for _, h := range c.HeadingPath {
-			w.str(h)
-		}
+		w.strs(c.HeadingPath)
 		w.str(c.Title)
 		w.str(c.Summary)
 		w.str(c.ReadWhen)
@@ -88,12 +85,7 @@ func DecodeChunkSet(b []byte) (*ChunkSet, error) {
 		c := &cs.Chunks[i]
 		c.ID = r.str()
 		c.Ord = int(r.int())
-		if nh := r.count(); nh > 0 {
-			c.HeadingPath = make([]string, nh)
-			for j := range c.HeadingPath {
-				c.HeadingPath[j] = r.str()
-			}
-		}
+		c.HeadingPath = r.strs()
 		c.Title = r.str()
 		c.Summary = r.str()
 		c.ReadWhen = r.str()

@@ -38,10 +38,7 @@ func EncodeIndexDoc(doc *IndexDoc) ([]byte, error) {
 	if err := w.header(doc); err != nil {
 		return nil, err
 	}
-	w.uint(uint64(len(doc.Vocab)))
-	for _, t := range doc.Vocab {
-		w.str(t)
-	}
+	w.strs(doc.Vocab)
 	w.uint(uint64(len(doc.Chunks)))
 	for i := range doc.Chunks {
 		c := &doc.Chunks[i]
@@ -90,10 +87,7 @@ func (w *writer) header(doc *IndexDoc) error {
 func (w *writer) chunkHeader(c *IndexChunk) {
 	w.str(c.ID)
 	w.int(int64(c.Ord))
-	w.uint(uint64(len(c.HeadingPath)))
-	for _, h := range c.HeadingPath {
-		w.str(h)
-	}
+	w.strs(c.HeadingPath)
 	w.str(c.Title)
 	w.str(c.Text)
 	w.uint(math.Float64bits(c.Boost))
@@ -160,12 +154,7 @@ func (r *reader) header(doc *IndexDoc) error {
 func (r *reader) chunkHeader(c *IndexChunk) {
 	c.ID = r.str()
 	c.Ord = int(r.int())
-	if nh := r.count(); nh > 0 {
-		c.HeadingPath = make([]string, nh)
-		for j := range c.HeadingPath {
-			c.HeadingPath[j] = r.str()
-		}
-	}
+	c.HeadingPath = r.strs()
 	c.Title = r.str()
 	c.Text = r.str()
 	c.Boost = math.Float64frombits(r.uint())
@@ -173,12 +162,7 @@ func (r *reader) chunkHeader(c *IndexChunk) {
 
 // compact reads the chunks of layout 2, checking every vocabulary index.
 func (r *reader) compact(doc *IndexDoc) {
-	if nv := r.count(); nv > 0 {
-		doc.Vocab = make([]string, nv)
-		for i := range doc.Vocab {
-			doc.Vocab[i] = r.str()
-		}
-	}
+	doc.Vocab = r.strs()
 	n := r.count()
 	if n > 0 {
 		doc.Chunks = make([]IndexChunk, n)
@@ -243,6 +227,13 @@ func (w *writer) str(s string) {
 	w.uint(uint64(len(s)))
 	w.buf = append(w.buf, s...)
 }
+func (w *writer) strs(ss []string) {
+	w.uint(uint64(len(ss)))
+	for _, s := range ss {
+		w.str(s)
+	}
+}
+
 func (w *writer) bytes(b []byte) {
 	w.uint(uint64(len(b)))
 	w.buf = append(w.buf, b...)
@@ -317,6 +308,19 @@ func (r *reader) str() string {
 		return ""
 	}
 	return string(b)
+}
+
+// strs reads a list written by writer.strs; an empty list is nil.
+func (r *reader) strs() []string {
+	n := r.count()
+	if n == 0 || r.err != nil {
+		return nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = r.str()
+	}
+	return out
 }
 
 func (r *reader) bool() bool {
