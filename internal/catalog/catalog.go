@@ -147,6 +147,9 @@ func Grams(term string) []string {
 	return out
 }
 
+// IsGram reports whether an index term is one of the n-grams of Grams.
+func IsGram(term string) bool { return strings.HasPrefix(term, "#") }
+
 // BuildDoc analyses a tool into its KH_INDEX document: one chunk whose
 // fields are the name, the keywords and the description.
 func BuildDoc(t *contract.Tool, seq uint64, an *analysis.Analyzer) *contract.IndexDoc {

@@ -1,6 +1,8 @@
 package query
 
 import (
+	"bufio"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/knowhub/knowhub/internal/analysis"
+	"github.com/knowhub/knowhub/internal/catalog"
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/indexer"
@@ -58,6 +61,49 @@ func BenchmarkSearchDocs(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
 		if _, err := e.SearchDocs(contract.SearchRequest{Query: queries[i%len(queries)]}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// readJSONL decodes every line of a JSONL file into a T.
+func readJSONL[T any](tb testing.TB, path string) []T {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Skipf("collection file %s not available", path)
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+// BenchmarkSearchTools searches MetaTool's 199 tools with its queries, at
+// the default limit.
+func BenchmarkSearchTools(b *testing.B) {
+	const dir = "../../../shared/eval/metatool"
+	type record struct{ ID, Text string }
+	e := NewEngine(Limits{})
+	for i, d := range readJSONL[record](b, dir+"/corpus.jsonl") {
+		t := &contract.Tool{Name: d.ID, Description: d.Text, Type: contract.ToolCore}
+		e.Apply(contract.ToolIndexKey(d.ID), catalog.BuildDoc(t, uint64(i+1), e.Analyzer()), uint64(i+1))
+	}
+	queries := readJSONL[record](b, dir+"/queries.jsonl")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := e.SearchTools(contract.ToolSearchRequest{Query: queries[i%len(queries)].Text}); err != nil {
 			b.Fatal(err)
 		}
 	}

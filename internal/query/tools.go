@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knowhub/knowhub/internal/catalog"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/search"
 )
@@ -26,8 +27,9 @@ const (
 )
 
 // SearchTools ranks tools for a task: exact name match (case-insensitive,
-// also "select:Name") first, then name-prefix matches, then BM25F over
-// name, keywords and description. Filters apply before the limit.
+// also "select:Name") first, then name-prefix matches, then text relevance
+// over name, keywords and description (toolTerms, feedback, smoothing).
+// Filters apply before the limit.
 func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSearchResponse, error) {
 	start := time.Now()
 	q, err := checkQuery(req.Query)
@@ -65,11 +67,17 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 			return nil, badRequest("select: needs a tool name")
 		}
 	}
-	terms, _ := e.queryTerms(e.tools, q)
+	sc := e.scoring
+	terms := e.toolTerms(q)
 	hits, total := e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: limit + 64})
-	if fb := e.feedback; fb.FeedbackWeight > 0 && len(hits) > 0 {
-		terms = append(terms, e.feedbackTerms(hits, terms, fb)...)
+	if sc.FeedbackWeight > 0 && len(hits) > 0 {
+		terms = append(terms, e.feedbackTerms(hits, terms, sc)...)
 		hits, total = e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: limit + 64})
+	}
+	if sc.SmoothWeight > 0 {
+		// Smoothing only raises scores, so hits below the head stay there.
+		head := hits[:min(len(hits), limit+sc.SmoothDocs)]
+		e.tools.Smooth(head, sc.SmoothDocs, sc.SmoothWeight, catalog.IsGram)
 	}
 
 	type ranked struct {
@@ -145,6 +153,83 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 	return resp, nil
 }
 
+// toolTerms analyses a tool query into scored terms: each distinct word at
+// its weight (toolWords), then, unless it is a request word, its
+// character n-grams, its word family and its typo expansions, each at a
+// share of that weight.
+func (e *Engine) toolTerms(q string) []search.Term {
+	sc := e.scoring
+	words := e.toolWords(q)
+	terms := make([]search.Term, 0, 8*len(words))
+	for i, w := range words {
+		terms = append(terms, search.Term{Text: w.term, Weight: w.weight, Group: i})
+		if w.request {
+			continue
+		}
+		if sc.GramWeight > 0 {
+			grams := catalog.Grams(w.term)
+			for _, g := range grams {
+				// Every n-gram is a group of its own: they add up.
+				terms = append(terms, search.Term{Text: g, Weight: w.weight * sc.GramWeight / float64(len(grams)), Group: len(words) + len(terms)})
+			}
+		}
+		if sc.RelatedWeight > 0 {
+			for _, x := range e.tools.Related(w.term, maxExpansions) {
+				terms = append(terms, search.Term{Text: x.Term, Weight: w.weight * sc.RelatedWeight, Group: i})
+			}
+		}
+		for _, x := range typos(e.tools, w.term) {
+			terms = append(terms, search.Term{Text: x.Term, Weight: w.weight * fuzzyWeight[x.Edits], Group: i})
+		}
+	}
+	return terms
+}
+
+// toolWord is a distinct term of a tool query with its weight.
+type toolWord struct {
+	term    string
+	weight  float64
+	request bool // one of requestWords
+}
+
+// toolWords returns the distinct terms of a tool query in order of first
+// occurrence. A term weighs 1, PartWeight when it only occurs as a part of
+// a compound word, RequestWeight times that when it is a request word, and
+// more when it is repeated (QueryK3).
+func (e *Engine) toolWords(q string) []toolWord {
+	sc := e.scoring
+	tokens := e.an.Analyze(q)
+	var words []toolWord
+	index := make(map[string]int, len(tokens))
+	var counts []int
+	for i, tk := range tokens {
+		weight := 1.0
+		if i > 0 && tokens[i-1].Pos == tk.Pos {
+			// The whole of a compound comes first at its position, then
+			// its parts.
+			weight = sc.PartWeight
+		}
+		j, seen := index[tk.Term]
+		if !seen {
+			j = len(words)
+			index[tk.Term] = j
+			words = append(words, toolWord{term: tk.Term, request: e.request[tk.Term]})
+			counts = append(counts, 0)
+		}
+		words[j].weight = max(words[j].weight, weight)
+		counts[j]++
+	}
+	for j := range words {
+		if words[j].request {
+			words[j].weight *= sc.RequestWeight
+		}
+		if k3, n := sc.QueryK3, float64(counts[j]); k3 > 0 {
+			words[j].weight *= (k3 + 1) * n / (k3 + n)
+		}
+	}
+	return words
+}
+
 // feedbackTerms picks the terms that the best first-pass tools share,
 // weighted by those tools' scores, as extra low-weight query terms.
 func (e *Engine) feedbackTerms(hits []search.Hit, have []search.Term, fb Scoring) []search.Term {
@@ -158,7 +243,7 @@ func (e *Engine) feedbackTerms(hits []search.Hit, have []search.Term, fb Scoring
 	top := hits[0].Score
 	for _, h := range hits[:min(fb.FeedbackDocs, len(hits))] {
 		for _, t := range e.tools.EntryTerms(h.Entry) {
-			if !seen[t] && !strings.HasPrefix(t, "#") {
+			if !seen[t] && !catalog.IsGram(t) {
 				weight[t] += h.Score / top
 			}
 		}

@@ -1,7 +1,9 @@
 package search
 
 import (
+	"slices"
 	"sort"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -32,17 +34,14 @@ func (ix *Index) Fuzzy(term string, maxEdits, limit int) []Expansion {
 			continue
 		}
 		for _, cand := range ix.vocab[vocabKey{first: term[0], n: l}] {
-			if cand == term || seen[cand] {
+			if r, _ := utf8.DecodeRuneInString(cand); r != first || cand == term {
 				continue
 			}
-			if r, _ := utf8.DecodeRuneInString(cand); r != first {
+			d := buf.distance(qr, cand, maxEdits)
+			if d > maxEdits || seen[cand] {
 				continue
 			}
-			pl := ix.terms[cand]
-			if pl == nil || pl.df == 0 {
-				continue
-			}
-			if d := buf.distance(qr, cand, maxEdits); d <= maxEdits {
+			if pl := ix.terms[cand]; pl != nil && pl.df > 0 {
 				seen[cand] = true
 				out = append(out, Expansion{Term: cand, Edits: d, DF: pl.df})
 			}
@@ -128,26 +127,30 @@ func abs(x int) int {
 	return x
 }
 
-// Completions returns up to limit vocabulary terms that extend prefix
-// (longer terms starting with it), most frequent first.
-func (ix *Index) Completions(prefix string, limit int) []Expansion {
+// Related returns up to limit vocabulary terms of term's word family,
+// most frequent first: terms that start with the same minRelatedPrefix
+// runes, where the shorter of the two is, but for at most its last rune,
+// a prefix of the other, and that are at most maxRelatedExtra bytes longer
+// than term. They pair forms the stemmer leaves apart: extensions (tour,
+// tourism), clipped forms (repositori, repo), derivations (rental, rent)
+// and siblings (financi, financ).
+func (ix *Index) Related(term string, limit int) []Expansion {
+	head := runePrefix(term, minRelatedPrefix)
+	if head == "" {
+		return nil
+	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	var out []Expansion
-	seen := map[string]bool{}
-	if prefix == "" {
-		return nil
-	}
-	for l := len(prefix) + 1; l <= len(prefix)+maxCompletionExtra; l++ {
-		for _, cand := range ix.vocab[vocabKey{first: prefix[0], n: l}] {
-			if seen[cand] || len(cand) <= len(prefix) || cand[:len(prefix)] != prefix {
+	for l := len(head); l <= len(term)+maxRelatedExtra; l++ {
+		for _, cand := range ix.vocab[vocabKey{first: term[0], n: l}] {
+			if cand == term || !strings.HasPrefix(cand, head) || !sameFamily(term, cand) {
 				continue
 			}
 			pl := ix.terms[cand]
-			if pl == nil || pl.df == 0 {
-				continue
+			if pl == nil || pl.df == 0 || slices.ContainsFunc(out, func(x Expansion) bool { return x.Term == cand }) {
+				continue // removed, or listed twice in vocab after churn
 			}
-			seen[cand] = true
 			out = append(out, Expansion{Term: cand, DF: pl.df})
 		}
 	}
@@ -163,5 +166,39 @@ func (ix *Index) Completions(prefix string, limit int) []Expansion {
 	return out
 }
 
-// maxCompletionExtra bounds how much longer a completion may be.
-const maxCompletionExtra = 5
+// Word families: a shared head of minRelatedPrefix runes, and a related
+// term at most maxRelatedExtra bytes longer than the query term.
+const (
+	minRelatedPrefix = 4
+	maxRelatedExtra  = 5
+)
+
+// runePrefix returns the first n runes of s, or "" when s is shorter.
+func runePrefix(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	if n == 0 {
+		return s
+	}
+	return ""
+}
+
+// sameFamily reports whether the shorter of a and b differs from their
+// common prefix by at most its last rune.
+func sameFamily(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	n := 0
+	for n < len(a) && a[n] == b[n] {
+		n++
+	}
+	for n < len(a) && !utf8.RuneStart(a[n]) {
+		n-- // back to the start of the rune where they differ
+	}
+	return utf8.RuneCountInString(a[n:]) <= 1
+}

@@ -291,3 +291,87 @@ func TestTrimKeepsResultsAndDropsSpareCapacity(t *testing.T) {
 		t.Errorf("%d hits for nats after an append, want 101", got)
 	}
 }
+
+func TestRelated(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	ix.Put("a", doc(1, map[string]int{"tourism": 1, "repo": 1, "financ": 1, "rent": 1, "tour": 1}), nil)
+	ix.Put("b", doc(2, map[string]int{"tourism": 1, "touri": 1, "repot": 1, "finder": 1}), nil)
+	names := func(es []Expansion) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.Term)
+		}
+		return out
+	}
+	tests := []struct{ term, want string }{
+		{"tour", "[tourism touri]"},    // extensions, most frequent first
+		{"find", "[finder]"},           // an extension
+		{"repositori", "[repo repot]"}, // clipped forms: all of repo, all of repot but its last rune
+		{"financi", "[financ]"},        // a sibling
+		{"rental", "[rent]"},           // a shorter derivation
+		{"tourniquet", "[tour touri]"}, // not tourism: it differs beyond its last rune
+		{"tourism", "[tour touri]"},    // not the term itself
+		{"rep", "[]"},                  // too short to have a family
+	}
+	for _, tc := range tests {
+		if got := fmt.Sprint(names(ix.Related(tc.term, 5))); got != tc.want {
+			t.Errorf("Related(%q) = %s, want %s", tc.term, got, tc.want)
+		}
+	}
+	// Removing and re-adding a term does not list it twice.
+	ix.Remove("a")
+	ix.Remove("b")
+	ix.Put("c", doc(3, map[string]int{"tourism": 1}), nil)
+	if got := fmt.Sprint(names(ix.Related("tour", 5))); got != "[tourism]" {
+		t.Errorf("after churn Related(tour) = %s", got)
+	}
+}
+
+func TestFieldWithOwnSaturation(t *testing.T) {
+	p := Params{K1: 1.2, Fields: []Field{{Name: "name", Weight: 2, K1: 0.5}, {Name: "body", Weight: 1}}}
+	ix := mustNew(t, p)
+	two := &contract.IndexDoc{Collection: "tools", Path: "t", SourceSeq: 1, Chunks: []contract.IndexChunk{{ID: "t",
+		Terms: map[string]map[string]int{"name": {"grep": 1}, "body": {"grep": 1}}}}}
+	ix.Put("t", two, nil)
+	ix.Put("u", doc(2, map[string]int{"other": 1}), nil)
+	idf := math.Log(1 + (2-1+0.5)/(1+0.5))
+	// Both fields at their average length: the name saturates on its own
+	// and adds to the BM25F score of the body.
+	want := idf * (2*1*1.5/(0.5+1) + 1*2.2/(1.2+1))
+	if got := search(ix, 1, "grep")[0].Score; math.Abs(got-want) > 1e-9 {
+		t.Errorf("score = %v, want %v", got, want)
+	}
+}
+
+func TestSmoothRaisesHitsLikeOtherStrongHits(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	ix.Put("stocks", doc(1, map[string]int{"stock": 1, "market": 1, "trade": 1}), nil)
+	ix.Put("crypto", doc(2, map[string]int{"crypto": 1, "market": 1, "trade": 1}), nil)
+	ix.Put("petrol", doc(3, map[string]int{"petrol": 1, "price": 1, "region": 1}), nil)
+	ix.Put("chess", doc(4, map[string]int{"chess": 1, "game": 1, "board": 1}), nil)
+	hits := []Hit{}
+	for _, key := range []string{"petrol", "stocks", "crypto", "chess"} {
+		hits = append(hits, Hit{Entry: ix.sources[key][0], Score: 1})
+	}
+	hits[0].Score = 1.1 // the best hit matched an incidental word
+	before := map[string]float64{}
+	for _, h := range hits {
+		before[h.Entry.Source.Key] = h.Score
+	}
+	ix.Smooth(hits, 3, 0.5, func(string) bool { return false })
+	var order []string
+	for _, h := range hits {
+		order = append(order, h.Entry.Source.Key)
+		if h.Score < before[h.Entry.Source.Key] {
+			t.Errorf("%s fell from %v to %v", h.Entry.Source.Key, before[h.Entry.Source.Key], h.Score)
+		}
+	}
+	// stocks and crypto resemble each other; petrol and chess resemble no
+	// other hit and keep their scores.
+	if got := fmt.Sprint(order); got != "[crypto stocks petrol chess]" && got != "[stocks crypto petrol chess]" {
+		t.Errorf("smoothed order %s, want stocks and crypto ahead of petrol", got)
+	}
+	if math.Abs(hits[2].Score-1.1) > 1e-9 || hits[3].Score != 1 {
+		t.Errorf("unrelated hits changed: %v", hits)
+	}
+}

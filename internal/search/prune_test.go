@@ -36,15 +36,23 @@ func exhaustive(ix *Index, q Query) ([]Hit, int) {
 				if ix.params.IDFPower > 0 {
 					idf = math.Pow(idf, ix.params.IDFPower)
 				}
-				var tfw float64
+				var shared, own float64
 				for f, fp := range ix.params.Fields {
 					avg := float64(ix.sumLen[f]) / n
 					if avg == 0 {
 						avg = 1
 					}
-					tfw += fp.Weight * float64(p.tf[f]) / (1 - fp.B + fp.B*float64(st.lens[f])/avg)
+					tf := float64(p.tf[f]) / (1 - fp.B + fp.B*float64(st.lens[f])/avg)
+					if fp.K1 > 0 {
+						own += fp.Weight * tf * (fp.K1 + 1) / (fp.K1 + tf)
+					} else {
+						shared += fp.Weight * tf
+					}
 				}
-				s := idf * t.Weight * tfw * (ix.params.K1 + 1) / (ix.params.K1 + tfw)
+				if shared > 0 {
+					own += shared * (ix.params.K1 + 1) / (ix.params.K1 + shared)
+				}
+				s := idf * t.Weight * own
 				best[t.Group] = max(best[t.Group], s)
 			}
 		}
