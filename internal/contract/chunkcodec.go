@@ -17,8 +17,9 @@ import (
 const chunkSetMagic = 0xC5
 
 // maxChunkSetBytes bounds a decoded chunk set, so a corrupt length cannot
-// make the indexer allocate without limit.
-const maxChunkSetBytes = 256 << 20
+// make the indexer allocate without limit; a file's chunk set is about the
+// size of the file (4 MB by default).
+const maxChunkSetBytes = 64 << 20
 
 // EncodeChunkSet encodes cs for KH_CHUNKS.
 func EncodeChunkSet(cs *ChunkSet) []byte {
@@ -77,7 +78,7 @@ func DecodeChunkSet(b []byte) (*ChunkSet, error) {
 	cs.Meta.Priority = int(r.int())
 	cs.Meta.Type = r.str()
 	cs.Deleted = r.bool()
-	n := r.count()
+	n := r.countOf(minChunkBytes)
 	if n > 0 {
 		cs.Chunks = make([]Chunk, n)
 	}

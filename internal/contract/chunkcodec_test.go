@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -99,3 +100,32 @@ func rawBody(t *testing.T, cs *ChunkSet) []byte {
 }
 
 func s2Encode(b []byte) []byte { return s2.Encode(nil, b) }
+
+// TestDecodeChunkSetRejectsHostileCounts: a list length that its elements
+// could not fit in the input is refused before the list is allocated.
+func TestDecodeChunkSetRejectsHostileCounts(t *testing.T) {
+	const pad = 1 << 20
+	w := &writer{}
+	w.uint(1)
+	w.str("docs")
+	w.str("a.md")
+	w.str("")
+	w.uint(1)
+	w.int(0)
+	w.str("")
+	w.bool(false)
+	w.uint(pad / 2) // chunks: fewer than the bytes left, more than fit
+	w.buf = append(w.buf, make([]byte, pad)...)
+	msg := append([]byte{chunkSetMagic}, s2.Encode(nil, w.buf)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := DecodeChunkSet(msg)
+	runtime.ReadMemStats(&after)
+	if err == nil {
+		t.Fatal("a chunk count that cannot fit was accepted")
+	}
+	// The body itself is 1 MB; a list of half a million chunks would be 56.
+	if got := after.TotalAlloc - before.TotalAlloc; got > 8<<20 {
+		t.Errorf("decoding the hostile chunk set allocated %d MB", got>>20)
+	}
+}

@@ -28,7 +28,7 @@ const (
 
 // maxIndexDocBytes bounds a decoded document, so a corrupt length cannot
 // make a replica allocate without limit.
-const maxIndexDocBytes = 256 << 20
+const maxIndexDocBytes = 64 << 20
 
 // EncodeIndexDoc encodes doc for KH_INDEX in compact form. Equal documents
 // encode to equal bytes.
@@ -163,21 +163,21 @@ func (r *reader) chunkHeader(c *IndexChunk) {
 // compact reads the chunks of layout 2, checking every vocabulary index.
 func (r *reader) compact(doc *IndexDoc) {
 	doc.Vocab = r.strs()
-	n := r.count()
+	n := r.countOf(minChunkBytes)
 	if n > 0 {
 		doc.Chunks = make([]IndexChunk, n)
 	}
 	for i := 0; i < n && r.err == nil; i++ {
 		c := &doc.Chunks[i]
 		r.chunkHeader(c)
-		nf := r.count()
+		nf := r.countOf(minFieldBytes)
 		if nf > 0 {
 			c.Fields = make([]FieldTerms, nf)
 		}
 		for j := 0; j < nf && r.err == nil; j++ {
 			f := &c.Fields[j]
 			f.Field = r.str()
-			nt := r.count()
+			nt := r.countOf(minTermBytes)
 			f.Terms, f.TFs = make([]uint32, nt), make([]uint32, nt)
 			t := uint64(0)
 			for k := 0; k < nt && r.err == nil; k++ {
@@ -197,18 +197,18 @@ func (r *reader) compact(doc *IndexDoc) {
 
 // chunksV1 reads the chunks of layout 1, with term maps.
 func (r *reader) chunksV1(doc *IndexDoc) {
-	n := r.count()
+	n := r.countOf(minChunkBytes)
 	if n > 0 {
 		doc.Chunks = make([]IndexChunk, n)
 	}
 	for i := 0; i < n && r.err == nil; i++ {
 		c := &doc.Chunks[i]
 		r.chunkHeader(c)
-		nf := r.count()
+		nf := r.countOf(minFieldBytes)
 		c.Terms = make(map[string]map[string]int, nf)
 		for j := 0; j < nf && r.err == nil; j++ {
 			f := r.str()
-			nt := r.count()
+			nt := r.countOf(minTermBytes)
 			tfs := make(map[string]int, nt)
 			for k := 0; k < nt && r.err == nil; k++ {
 				t := r.str()
@@ -282,14 +282,29 @@ func (r *reader) int() int64 {
 }
 
 // count reads a length that must fit in the remaining input.
-func (r *reader) count() int {
+func (r *reader) count() int { return r.countOf(1) }
+
+// countOf reads the length of a list whose elements take at least
+// minBytes each, so that it fits in the remaining input. Preallocating the
+// list then costs at most its element size over minBytes times the input:
+// a hostile length cannot make a decoder allocate without bound.
+func (r *reader) countOf(minBytes int) int {
 	n := r.uint()
-	if n > uint64(len(r.buf)) {
+	if n > uint64(len(r.buf)/minBytes) {
 		r.err = errShort
 		return 0
 	}
 	return int(n)
 }
+
+// Smallest encodings of list elements: a chunk is at least its length
+// prefixes and varints (one byte each), a field its name's length and its
+// term count, a term its index delta and frequency.
+const (
+	minChunkBytes = 7
+	minFieldBytes = 2
+	minTermBytes  = 2
+)
 
 func (r *reader) bytes() []byte {
 	n := r.count()
