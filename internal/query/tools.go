@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/knowhub/knowhub/internal/catalog"
 	"github.com/knowhub/knowhub/internal/contract"
@@ -100,12 +102,11 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 		if !filter(en) {
 			return true
 		}
-		lower := strings.ToLower(en.Source.Tool.Name)
 		tier := ""
-		switch {
-		case lower == name:
+		switch tool := en.Source.Tool.Name; {
+		case strings.EqualFold(tool, name):
 			tier = matchExact
-		case prefixOK && strings.HasPrefix(lower, name):
+		case prefixOK && hasPrefixFold(tool, name):
 			tier = matchPrefix
 		default:
 			return true
@@ -267,4 +268,30 @@ func (e *Engine) feedbackTerms(hits []search.Hit, have []search.Term, fb Scoring
 		out = append(out, search.Term{Text: x.t, Weight: fb.FeedbackWeight * x.w / list[0].w, Group: group + i})
 	}
 	return out
+}
+
+// hasPrefixFold reports whether s starts with prefix under Unicode case
+// folding, as strings.EqualFold compares, without allocating.
+func hasPrefixFold(s, prefix string) bool {
+	for _, p := range prefix {
+		r, size := utf8.DecodeRuneInString(s)
+		if size == 0 || !foldEqual(r, p) {
+			return false
+		}
+		s = s[size:]
+	}
+	return true
+}
+
+// foldEqual reports whether two runes are equal under simple case folding.
+func foldEqual(a, b rune) bool {
+	if a == b {
+		return true
+	}
+	for f := unicode.SimpleFold(a); f != a; f = unicode.SimpleFold(f) {
+		if f == b {
+			return true
+		}
+	}
+	return false
 }

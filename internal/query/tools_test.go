@@ -46,3 +46,22 @@ func TestRequestWordsGetNoExpansions(t *testing.T) {
 		}
 	}
 }
+
+func TestHasPrefixFold(t *testing.T) {
+	for _, tc := range []struct {
+		s, prefix string
+		want      bool
+	}{
+		{"ToolSearch", "tools", true},
+		{"ToolSearch", "TOOLSEARCH", true},
+		{"ToolSearch", "toolsearchx", false},
+		{"github__create_issue", "github__c", true},
+		{"Überblick", "überb", true},
+		{"Überblick", "uber", false},
+		{"Grep", "", true},
+	} {
+		if got := hasPrefixFold(tc.s, tc.prefix); got != tc.want {
+			t.Errorf("hasPrefixFold(%q, %q) = %v, want %v", tc.s, tc.prefix, got, tc.want)
+		}
+	}
+}
