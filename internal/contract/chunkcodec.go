@@ -23,7 +23,8 @@ const maxChunkSetBytes = 64 << 20
 
 // EncodeChunkSet encodes cs for KH_CHUNKS.
 func EncodeChunkSet(cs *ChunkSet) []byte {
-	w := &writer{buf: make([]byte, 0, 4096)}
+	w := getWriter()
+	defer putWriter(w)
 	w.uint(uint64(cs.Schema))
 	w.str(cs.Repo)
 	w.str(cs.Path)
@@ -43,9 +44,7 @@ func EncodeChunkSet(cs *ChunkSet) []byte {
 		w.str(c.ReadWhen)
 		w.str(c.Text)
 	}
-	out := make([]byte, 1, 1+s2.MaxEncodedLen(len(w.buf)))
-	out[0] = chunkSetMagic
-	return append(out, s2.Encode(nil, w.buf)...)
+	return w.compress([]byte{chunkSetMagic})
 }
 
 // DecodeChunkSet decodes a KH_CHUNKS payload, binary or JSON. Every string

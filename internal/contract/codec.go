@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/s2"
@@ -34,7 +35,8 @@ const maxIndexDocBytes = 64 << 20
 // encode to equal bytes.
 func EncodeIndexDoc(doc *IndexDoc) ([]byte, error) {
 	doc = doc.Compact()
-	w := &writer{buf: make([]byte, 0, 4096)}
+	w := getWriter()
+	defer putWriter(w)
 	if err := w.header(doc); err != nil {
 		return nil, err
 	}
@@ -55,10 +57,9 @@ func EncodeIndexDoc(doc *IndexDoc) ([]byte, error) {
 			}
 		}
 	}
-	out := make([]byte, 9, 9+s2.MaxEncodedLen(len(w.buf)))
-	out[0] = indexMagic
-	binary.BigEndian.PutUint64(out[1:9], doc.SourceSeq)
-	return append(out, s2.Encode(nil, w.buf)...), nil
+	head := [9]byte{indexMagic}
+	binary.BigEndian.PutUint64(head[1:], doc.SourceSeq)
+	return w.compress(head[:]), nil
 }
 
 // header writes the document's fields before its chunks.
@@ -220,6 +221,28 @@ func (r *reader) chunksV1(doc *IndexDoc) {
 }
 
 type writer struct{ buf []byte }
+
+// writers recycles encoding buffers: a body is scratch space, dropped once
+// compressed.
+var writers = sync.Pool{New: func() any { return &writer{buf: make([]byte, 0, 64<<10)} }}
+
+func getWriter() *writer { w := writers.Get().(*writer); w.buf = w.buf[:0]; return w }
+
+// putWriter keeps a buffer for reuse unless it grew very large.
+func putWriter(w *writer) {
+	if cap(w.buf) <= 8<<20 {
+		writers.Put(w)
+	}
+}
+
+// compress returns head followed by the S2 encoding of the body, in one
+// allocation.
+func (w *writer) compress(head []byte) []byte {
+	out := make([]byte, len(head)+s2.MaxEncodedLen(len(w.buf)))
+	copy(out, head)
+	enc := s2.Encode(out[len(head):], w.buf)
+	return out[:len(head)+len(enc)]
+}
 
 func (w *writer) uint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
 func (w *writer) int(v int64)   { w.buf = binary.AppendVarint(w.buf, v) }

@@ -64,6 +64,17 @@ type VocabBuilder struct {
 	fields  []FieldTerms
 }
 
+// Reset empties the builder for another document, keeping its memory.
+// Fields and vocabularies it returned stay valid.
+func (b *VocabBuilder) Reset() {
+	clear(b.ids)
+	b.vocab = b.vocab[:0]
+	b.count = b.count[:0]
+	b.touched = b.touched[:0]
+	clear(b.fields) // drop references to returned fields
+	b.fields = b.fields[:0]
+}
+
 // Add counts tf occurrences of term in the open field.
 func (b *VocabBuilder) Add(term string, tf uint32) {
 	if b.ids == nil {

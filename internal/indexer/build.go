@@ -5,10 +5,15 @@ package indexer
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/contract"
 )
+
+// builders recycles vocabulary builders across documents: their maps and
+// counters are scratch space.
+var builders = sync.Pool{New: func() any { return new(contract.VocabBuilder) }}
 
 // BuildDoc analyses a chunk set into the index document that replaces the
 // file's previous one. A deleted set becomes a tombstone.
@@ -30,7 +35,8 @@ func BuildDoc(cs *contract.ChunkSet, an *analysis.Analyzer) *contract.IndexDoc {
 	// The document is built compact: each distinct term numbered once.
 	// Title and summary come from the file's front matter and repeat on
 	// every chunk: analyse each distinct text once and share its field.
-	var vb contract.VocabBuilder
+	vb := builders.Get().(*contract.VocabBuilder)
+	defer func() { vb.Reset(); builders.Put(vb) }()
 	var terms []string
 	field := func(name, text string) (contract.FieldTerms, bool) {
 		if strings.TrimSpace(text) == "" {
