@@ -120,9 +120,15 @@ type Entry struct {
 // ordinal so that the posting loop reads memory in order instead of
 // chasing an entry pointer per posting.
 type docStat struct {
-	lens  [MaxFields]uint32
-	boost float64
-	alive bool
+	lens  [MaxFields]uint16 // field lengths, saturating at MaxUint16
+	boost float64           // positive; 0 once the entry is removed
+}
+
+func (st *docStat) alive() bool { return st.boost > 0 }
+
+// addLen adds n to a field length, saturating.
+func addLen(l uint16, n uint32) uint16 {
+	return uint16(min(uint32(l)+n, math.MaxUint16))
 }
 
 type posting struct {
@@ -206,7 +212,7 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 		e := &Entry{Source: src, ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text,
 			SectionKey: contract.SectionKey(doc.Path, c.HeadingPath),
 			ord:        uint32(len(ix.entries))}
-		st := docStat{alive: true, boost: 1}
+		st := docStat{boost: 1}
 		if c.Boost > 0 {
 			st.boost = c.Boost
 		}
@@ -230,7 +236,7 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 					slot[t] = r
 				}
 				rows[r-1].tf[fi] = clampTF(int(rows[r-1].tf[fi]) + int(tf))
-				st.lens[fi] += tf
+				st.lens[fi] = addLen(st.lens[fi], tf)
 			}
 		}
 		e.terms = make([]uint32, 0, len(rows))
@@ -328,7 +334,7 @@ func (ix *Index) removeLocked(key string) {
 	delete(ix.sources, key)
 	for _, e := range list {
 		st := &ix.stats[e.ord]
-		st.alive = false
+		st.boost = 0
 		for _, id := range e.terms {
 			pl := ix.lists[id]
 			pl.df--
@@ -359,7 +365,7 @@ func (ix *Index) compactAll() {
 	live := make([]*Entry, 0, ix.alive)
 	stats := make([]docStat, 0, ix.alive)
 	for i, e := range ix.entries {
-		if ix.stats[i].alive {
+		if ix.stats[i].alive() {
 			remap[i] = uint32(len(live))
 			e.ord = uint32(len(live))
 			live = append(live, e)
@@ -369,7 +375,7 @@ func (ix *Index) compactAll() {
 	for _, pl := range ix.terms {
 		out := pl.postings[:0]
 		for _, p := range pl.postings {
-			if ix.stats[p.doc].alive {
+			if ix.stats[p.doc].alive() {
 				p.doc = remap[p.doc]
 				out = append(out, p)
 			}
@@ -396,7 +402,7 @@ func (ix *Index) addVocab(term string) {
 func (ix *Index) compactList(pl *postingList) {
 	out := pl.postings[:0]
 	for _, p := range pl.postings {
-		if ix.stats[p.doc].alive {
+		if ix.stats[p.doc].alive() {
 			out = append(out, p)
 		}
 	}
@@ -519,7 +525,7 @@ func (ix *Index) search(q Query) (hits []Hit, total int, pruned bool) {
 		ix.scoreGroup(acc, &sc, g, pruned)
 	}
 	hits, total = acc.top(ix.entries, ix.stats, q.Filter, q.Limit)
-	return hits, total + acc.countSeen(ix.entries, q.Filter), pruned
+	return hits, total + acc.countSeen(ix.entries, ix.stats, q.Filter), pruned
 }
 
 // scorer holds one query's BM25F constants: a field's length norm is
@@ -595,12 +601,15 @@ func (ix *Index) scoreGroup(acc *accumulator, sc *scorer, g termGroup, pruned bo
 	for li, pl := range g.lists {
 		w := g.weights[li]
 		for _, p := range pl.postings {
-			st := &ix.stats[p.doc]
-			if !st.alive {
-				continue
-			}
+			// Pruned, an entry not scored yet is only noted (whether it is
+			// alive is checked when counting), which spares reading its
+			// statistics for most postings of a common word.
 			if pruned && acc.score[p.doc] == 0 {
 				acc.see(p.doc)
+				continue
+			}
+			st := &ix.stats[p.doc]
+			if !st.alive() {
 				continue
 			}
 			// Fields without a K1 of their own share one BM25F
@@ -765,13 +774,13 @@ func (a *accumulator) see(doc uint32) {
 	}
 }
 
-// countSeen counts the entries noted by see that pass filter, and clears
-// the marks.
-func (a *accumulator) countSeen(entries []*Entry, filter func(*Entry) bool) int {
+// countSeen counts the live entries noted by see that pass filter, and
+// clears the marks.
+func (a *accumulator) countSeen(entries []*Entry, stats []docStat, filter func(*Entry) bool) int {
 	n := 0
 	for _, d := range a.seenList {
 		a.seen[d/64] = 0
-		if filter == nil || filter(entries[d]) {
+		if stats[d].alive() && (filter == nil || filter(entries[d])) {
 			n++
 		}
 	}

@@ -17,7 +17,7 @@ func exhaustive(ix *Index, q Query) ([]Hit, int) {
 	var hits []Hit
 	for ord, e := range ix.entries {
 		st := ix.stats[ord]
-		if !st.alive || (q.Filter != nil && !q.Filter(e)) {
+		if !st.alive() || (q.Filter != nil && !q.Filter(e)) {
 			continue
 		}
 		best := map[int]float64{}
