@@ -161,9 +161,9 @@ func (r *reader) chunkHeader(c *IndexChunk) {
 	c.Boost = math.Float64frombits(r.uint())
 }
 
-// compact reads the chunks of layout 2, checking every vocabulary index.
-func (r *reader) compact(doc *IndexDoc) {
-	doc.Vocab = r.strs()
+// chunks reads a document's chunk list: each chunk's header, then its
+// terms as the layout stores them.
+func (r *reader) chunks(doc *IndexDoc, terms func(c *IndexChunk)) {
 	n := r.countOf(minChunkBytes)
 	if n > 0 {
 		doc.Chunks = make([]IndexChunk, n)
@@ -171,6 +171,14 @@ func (r *reader) compact(doc *IndexDoc) {
 	for i := 0; i < n && r.err == nil; i++ {
 		c := &doc.Chunks[i]
 		r.chunkHeader(c)
+		terms(c)
+	}
+}
+
+// compact reads the chunks of layout 2, checking every vocabulary index.
+func (r *reader) compact(doc *IndexDoc) {
+	doc.Vocab = r.strs()
+	r.chunks(doc, func(c *IndexChunk) {
 		nf := r.countOf(minFieldBytes)
 		if nf > 0 {
 			c.Fields = make([]FieldTerms, nf)
@@ -193,18 +201,12 @@ func (r *reader) compact(doc *IndexDoc) {
 				f.Terms[k], f.TFs[k] = uint32(t), uint32(r.uint())
 			}
 		}
-	}
+	})
 }
 
 // chunksV1 reads the chunks of layout 1, with term maps.
 func (r *reader) chunksV1(doc *IndexDoc) {
-	n := r.countOf(minChunkBytes)
-	if n > 0 {
-		doc.Chunks = make([]IndexChunk, n)
-	}
-	for i := 0; i < n && r.err == nil; i++ {
-		c := &doc.Chunks[i]
-		r.chunkHeader(c)
+	r.chunks(doc, func(c *IndexChunk) {
 		nf := r.countOf(minFieldBytes)
 		c.Terms = make(map[string]map[string]int, nf)
 		for j := 0; j < nf && r.err == nil; j++ {
@@ -217,7 +219,7 @@ func (r *reader) chunksV1(doc *IndexDoc) {
 			}
 			c.Terms[f] = tfs
 		}
-	}
+	})
 }
 
 type writer struct{ buf []byte }
