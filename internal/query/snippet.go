@@ -8,15 +8,11 @@ import (
 	"github.com/knowhub/knowhub/internal/analysis"
 )
 
-// Snippet returns the passage of text, at most maxLen bytes cut at word
-// boundaries, that holds the most distinct query terms, with every matched
-// word marked as **word**. Without a match it returns the start of text.
-// Only the chosen window is analysed, so long sections cost a byte scan.
-func Snippet(an *analysis.Analyzer, text string, ps *probeSet, terms map[string]bool, maxLen int) string {
-	return snippetOf(an, text, ps.scan(text), ps, terms, maxLen)
-}
-
-// snippetOf is Snippet over the probe hits of text.
+// snippetOf returns the passage of text, at most maxLen bytes cut at word
+// boundaries, that holds the most distinct query terms (hits are the probe
+// occurrences of ps in text), with every matched word marked as **word**.
+// Without a match it returns the start of text. Only the chosen window is
+// analysed, so long sections cost a byte scan.
 func snippetOf(an *analysis.Analyzer, text string, hits []probeHit, ps *probeSet, terms map[string]bool, maxLen int) string {
 	start, end := 0, cutEnd(text, 0, maxLen)
 	from, to, n := bestWindow(hits, maxLen)

@@ -31,7 +31,8 @@ func TestSnippet(t *testing.T) {
 			for _, q := range an.QueryTerms(tc.query) {
 				terms[q] = true
 			}
-			got := Snippet(an, tc.text, newProbeSet(terms), terms, 120)
+			ps := newProbeSet(terms)
+			got := snippetOf(an, tc.text, ps.scan(tc.text), ps, terms, 120)
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {
 					t.Errorf("snippet %q lacks %q", got, w)
