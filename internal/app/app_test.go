@@ -301,6 +301,12 @@ func assertNowhere(t *testing.T, js jetstream.JetStream, needle string) {
 					t.Fatalf("%s/%d: %v", name, seq, err)
 				}
 				data, _ = json.Marshal(doc)
+			case name == contract.StreamFiles:
+				ev, err := contract.DecodeFileEvent(data)
+				if err != nil {
+					t.Fatalf("%s/%d: %v", name, seq, err)
+				}
+				data, _ = json.Marshal(ev)
 			case name == contract.StreamChunks:
 				cs, err := contract.DecodeChunkSet(data)
 				if err != nil {

@@ -92,9 +92,9 @@ func ChunkFile(ev *contract.FileEvent, seq uint64, red Redactor, opts Options) (
 }
 
 func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
-	var ev contract.FileEvent
-	if err := bus.DecodeJSON(m, &ev, "file event"); err != nil {
-		return err
+	ev, err := contract.DecodeFileEvent(m.Data)
+	if err != nil {
+		return bus.Permanent(fmt.Errorf("file event on %s: %w", m.Subject, err))
 	}
 	if ev.Schema > contract.SchemaVersion {
 		return bus.Permanent(fmt.Errorf("file event schema %d is newer than %d", ev.Schema, contract.SchemaVersion))
@@ -105,7 +105,7 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 	if want := contract.FileSubject(ev.Repo, ev.Path); want != m.Subject {
 		return bus.Permanent(fmt.Errorf("file event for %s/%s arrived on %s, want %s", ev.Repo, ev.Path, m.Subject, want))
 	}
-	cs, err := ChunkFile(&ev, m.Seq, w.red, Options{MaxTokens: w.cfg.MaxTokens})
+	cs, err := ChunkFile(ev, m.Seq, w.red, Options{MaxTokens: w.cfg.MaxTokens})
 	if err != nil {
 		return bus.Permanent(err)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"runtime/pprof"
@@ -16,6 +17,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	edits := c.fs.Int("edits", 5, "timed edits")
 	asJSON := c.fs.Bool("json", false, "also print the figures as JSON")
 	cpuProfile := c.fs.String("cpuprofile", "", "write a CPU profile of this process to `file`")
+	memProfile := c.fs.String("memprofile", "", "write an allocation profile of this process to `file` when done")
 	c.logLevel = "warn"
 	if _, err := c.parse(args); err != nil {
 		return err
@@ -35,6 +37,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if *memProfile != "" {
+		defer writeAllocs(*memProfile, stderr)
+	}
 	res, err := bench.Run(ctx, bench.Config{Corpus: *corpus, Queries: *queries, Edits: *edits, Out: stdout, Log: log})
 	if err != nil {
 		return err
@@ -43,4 +48,18 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return printJSON(stdout, res)
 	}
 	return nil
+}
+
+// writeAllocs writes the allocation profile of the process to path.
+func writeAllocs(path string, stderr io.Writer) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "knowhub bench: memprofile: %v\n", err)
+	}
 }

@@ -2,7 +2,6 @@ package contract
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -50,25 +49,14 @@ func EncodeChunkSet(cs *ChunkSet) []byte {
 // DecodeChunkSet decodes a KH_CHUNKS payload, binary or JSON. Every string
 // must be valid UTF-8.
 func DecodeChunkSet(b []byte) (*ChunkSet, error) {
-	if len(b) == 0 || b[0] != chunkSetMagic {
-		if !utf8.Valid(b) {
-			return nil, errors.New("chunk set is not valid UTF-8")
-		}
-		var cs ChunkSet
-		if err := json.Unmarshal(b, &cs); err != nil {
-			return nil, fmt.Errorf("decode chunk set: %w", err)
-		}
-		return &cs, nil
-	}
-	if n, err := s2.DecodedLen(b[1:]); err != nil || n > maxChunkSetBytes {
-		return nil, fmt.Errorf("chunk set body of %d bytes is corrupt or over %d: %v", n, maxChunkSetBytes, err)
-	}
-	body, err := s2.Decode(nil, b[1:])
-	if err != nil {
-		return nil, fmt.Errorf("decompress chunk set: %w", err)
-	}
-	r := &reader{buf: body, checkUTF8: true}
 	cs := &ChunkSet{}
+	r, err := openBody(b, chunkSetMagic, maxChunkSetBytes, "chunk set", cs)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil { // JSON
+		return cs, nil
+	}
 	cs.Schema = int(r.uint())
 	cs.Repo = r.str()
 	cs.Path = r.str()
@@ -91,11 +79,42 @@ func DecodeChunkSet(b []byte) (*ChunkSet, error) {
 		c.ReadWhen = r.str()
 		c.Text = r.str()
 	}
-	if r.err == nil && len(r.buf) > 0 {
-		r.err = fmt.Errorf("%d bytes after the chunk set", len(r.buf))
-	}
-	if r.err != nil {
-		return nil, fmt.Errorf("decode chunk set: %w", r.err)
+	if err := r.end("chunk set"); err != nil {
+		return nil, err
 	}
 	return cs, nil
+}
+
+// openBody opens a payload of the binary-or-JSON kind: one that starts
+// with magic is decompressed (at most limit bytes) for a reader that
+// checks UTF-8; any other is JSON, decoded into v, and the reader is nil.
+func openBody(b []byte, magic byte, limit int, what string, v any) (*reader, error) {
+	if len(b) == 0 || b[0] != magic {
+		if !utf8.Valid(b) {
+			return nil, fmt.Errorf("%s is not valid UTF-8", what)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", what, err)
+		}
+		return nil, nil
+	}
+	if n, err := s2.DecodedLen(b[1:]); err != nil || n > limit {
+		return nil, fmt.Errorf("%s body of %d bytes is corrupt or over %d: %v", what, n, limit, err)
+	}
+	body, err := s2.Decode(nil, b[1:])
+	if err != nil {
+		return nil, fmt.Errorf("decompress %s: %w", what, err)
+	}
+	return &reader{buf: body, checkUTF8: true}, nil
+}
+
+// end returns the error of a whole body read, which must leave no bytes.
+func (r *reader) end(what string) error {
+	if r.err == nil && len(r.buf) > 0 {
+		r.err = fmt.Errorf("%d bytes after the %s", len(r.buf), what)
+	}
+	if r.err != nil {
+		return fmt.Errorf("decode %s: %w", what, r.err)
+	}
+	return nil
 }

@@ -1,9 +1,7 @@
 package watcher
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -59,38 +57,21 @@ func headers(op string, r *repo, rel, sha string) nats.Header {
 	return h
 }
 
-// encodeEvent marshals ev without HTML escaping, which would grow every
-// '<' and '>' of MDX sixfold.
-func encodeEvent(ev contract.FileEvent) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(ev); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
 // putMsg builds the message publishing the content of a file. Its error
 // says why the file cannot be published (the event would not fit).
 func (w *Watcher) putMsg(r *repo, rel, sha string, data []byte) (*nats.Msg, error) {
-	ev := contract.FileEvent{
-		Schema:  contract.SchemaVersion,
-		Repo:    r.name,
-		Path:    rel,
-		SHA256:  sha,
-		Size:    int64(len(data)),
-		Meta:    r.meta,
-		Content: w.redactor.String(string(data)),
-	}
-	payload, err := encodeEvent(ev)
-	if err != nil {
-		return nil, fmt.Errorf("encode event: %w", err)
-	}
 	msg := &nats.Msg{
 		Subject: contract.FileSubject(r.name, rel),
 		Header:  headers(contract.OpPut, r, rel, sha),
-		Data:    payload,
+		Data: contract.EncodeFileEvent(&contract.FileEvent{
+			Schema:  contract.SchemaVersion,
+			Repo:    r.name,
+			Path:    rel,
+			SHA256:  sha,
+			Size:    int64(len(data)),
+			Meta:    r.meta,
+			Content: w.redactor.String(string(data)),
+		}),
 	}
 	if size := msgSize(msg); size > w.maxPayload-payloadMargin {
 		return nil, fmt.Errorf("event of %d bytes exceeds the server's max payload of %d bytes", size, w.maxPayload)
@@ -100,20 +81,16 @@ func (w *Watcher) putMsg(r *repo, rel, sha string, data []byte) (*nats.Msg, erro
 
 // tombstoneMsg builds the message marking a file as deleted.
 func (w *Watcher) tombstoneMsg(r *repo, rel string) (*nats.Msg, error) {
-	payload, err := encodeEvent(contract.FileEvent{
-		Schema:  contract.SchemaVersion,
-		Repo:    r.name,
-		Path:    rel,
-		Meta:    r.meta,
-		Deleted: true,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("encode tombstone: %w", err)
-	}
 	return &nats.Msg{
 		Subject: contract.FileSubject(r.name, rel),
 		Header:  headers(contract.OpDelete, r, rel, ""),
-		Data:    payload,
+		Data: contract.EncodeFileEvent(&contract.FileEvent{
+			Schema:  contract.SchemaVersion,
+			Repo:    r.name,
+			Path:    rel,
+			Meta:    r.meta,
+			Deleted: true,
+		}),
 	}, nil
 }
 

@@ -5,10 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -187,11 +187,11 @@ func (e *env) event(t testing.TB, repoName, rel string) (contract.FileEvent, *je
 	if m == nil {
 		return contract.FileEvent{}, nil
 	}
-	var ev contract.FileEvent
-	if err := json.Unmarshal(m.Data, &ev); err != nil {
+	ev, err := contract.DecodeFileEvent(m.Data)
+	if err != nil {
 		t.Fatalf("decode event of %s: %v", rel, err)
 	}
-	return ev, m
+	return *ev, m
 }
 
 // hasContent reports whether the last message of rel is a put of content
@@ -326,7 +326,13 @@ func TestEventLargerThanMaxPayloadSkipped(t *testing.T) {
 	e := newEnv(t)
 	root := t.TempDir()
 	writeFile(t, root, "small.md", "# small\n")
-	writeFile(t, root, "large.md", strings.Repeat("y", 1800))
+	// Random letters: events are compressed, so the content must not be.
+	rng := rand.New(rand.NewPCG(1, 2))
+	large := make([]byte, 4000)
+	for i := range large {
+		large[i] = 'a' + byte(rng.IntN(26))
+	}
+	writeFile(t, root, "large.md", string(large))
 	w, err := New(Config{Repos: []Repo{{Name: "docs", Root: root, Meta: meta}}},
 		Deps{JS: e.js, Redactor: fakeRedactor{}, MaxPayload: 2048,
 			Logger: slog.New(slog.NewTextHandler(e.logs, nil))})

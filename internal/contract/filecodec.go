@@ -1,0 +1,55 @@
+package contract
+
+// fileEventMagic starts a binary file event: the magic byte, then the
+// S2-compressed body (length-prefixed strings and varints). A file event
+// is mostly Markdown, which S2 compresses to about a third, and the body
+// decodes without JSON's validation and unescaping passes. An event that
+// starts otherwise is read as JSON, the form other producers may publish.
+const fileEventMagic = 0xF5
+
+// maxFileEventBytes bounds a decoded file event, so a corrupt length
+// cannot make a chunker allocate without limit; the watcher's default file
+// limit is 4 MB.
+const maxFileEventBytes = 64 << 20
+
+// EncodeFileEvent encodes ev for KH_FILES.
+func EncodeFileEvent(ev *FileEvent) []byte {
+	w := getWriter()
+	defer putWriter(w)
+	w.uint(uint64(ev.Schema))
+	w.str(ev.Repo)
+	w.str(ev.Path)
+	w.str(ev.SHA256)
+	w.int(ev.Size)
+	w.int(int64(ev.Meta.Priority))
+	w.str(ev.Meta.Type)
+	w.bool(ev.Deleted)
+	w.str(ev.Content)
+	return w.compress([]byte{fileEventMagic})
+}
+
+// DecodeFileEvent decodes a KH_FILES payload, binary or JSON. Every string
+// must be valid UTF-8.
+func DecodeFileEvent(b []byte) (*FileEvent, error) {
+	ev := &FileEvent{}
+	r, err := openBody(b, fileEventMagic, maxFileEventBytes, "file event", ev)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil { // JSON
+		return ev, nil
+	}
+	ev.Schema = int(r.uint())
+	ev.Repo = r.str()
+	ev.Path = r.str()
+	ev.SHA256 = r.str()
+	ev.Size = r.int()
+	ev.Meta.Priority = int(r.int())
+	ev.Meta.Type = r.str()
+	ev.Deleted = r.bool()
+	ev.Content = r.str()
+	if err := r.end("file event"); err != nil {
+		return nil, err
+	}
+	return ev, nil
+}
