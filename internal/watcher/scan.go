@@ -231,14 +231,35 @@ func (w *Watcher) evaluate(r *repo, rel string, prev fileState, known, force boo
 }
 
 // readLimited reads at most limit+1 bytes of the file, so a file that grew
-// past the limit after its stat is still caught.
+// past the limit after its stat is still caught. The buffer is sized from
+// the open file's size, so a file that did not change is read into one
+// allocation.
 func readLimited(p string, limit int64) ([]byte, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, limit+1))
+	size := int64(512)
+	if fi, err := f.Stat(); err == nil && fi.Size() < limit {
+		size = fi.Size() + 1 // one more byte, so that EOF is seen without growing
+	}
+	data := make([]byte, 0, size)
+	for {
+		end := min(int64(cap(data)), limit+1)
+		n, err := f.Read(data[len(data):end])
+		data = data[:len(data)+n]
+		switch {
+		case err == io.EOF:
+			return data, nil
+		case err != nil:
+			return nil, err
+		case int64(len(data)) > limit:
+			return data, nil
+		case len(data) == cap(data):
+			data = slices.Grow(data, len(data))
+		}
+	}
 }
 
 // Scan syncs every repository with KH_FILES once: it reads back what was

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -725,4 +726,27 @@ func TestLivePublishFailureIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the retried publish", func() bool { return e.hasContent(t, "docs", "later.md", "# Later\n") })
+}
+
+func TestReadLimited(t *testing.T) {
+	dir := t.TempDir()
+	const limit = 1000
+	for _, size := range []int{0, 1, 511, 512, 513, limit - 1, limit, limit + 1, limit + 5000} {
+		p := filepath.Join(dir, strconv.Itoa(size))
+		data := bytes.Repeat([]byte("abcdefghij"), size/10+1)[:size]
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := readLimited(p, limit)
+		if err != nil {
+			t.Fatalf("%d bytes: %v", size, err)
+		}
+		want := data[:min(size, limit+1)] // one byte past the limit shows it is over
+		if !bytes.Equal(got, want) {
+			t.Errorf("%d bytes: read %d bytes, want %d", size, len(got), len(want))
+		}
+	}
+	if _, err := readLimited(filepath.Join(dir, "missing"), limit); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
 }
