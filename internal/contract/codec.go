@@ -19,7 +19,7 @@ import (
 // JSON, which matters when a replica loads the whole index.
 //
 // Layout 2 (written) stores the document compact: its vocabulary once,
-// sorted, then per chunk and field the vocabulary indexes as ascending
+// then per chunk and field the vocabulary indexes as ascending
 // deltas with their frequencies. Layout 1 repeated every term in every
 // chunk's field; it is still read.
 const (

@@ -105,7 +105,7 @@ func TestCompactSharesTheVocabulary(t *testing.T) {
 	}}
 	c := doc.Compact()
 	if !reflect.DeepEqual(c.Vocab, []string{"kv", "nats"}) {
-		t.Errorf("vocab %q, want [kv nats] (sorted, once each, no zero frequencies)", c.Vocab)
+		t.Errorf("vocab %q, want [kv nats] (in order of first use, once each, no zero frequencies)", c.Vocab)
 	}
 	if doc.Vocab != nil || doc.Chunks[0].Terms == nil {
 		t.Error("Compact modified its receiver")

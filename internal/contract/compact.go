@@ -1,7 +1,7 @@
 package contract
 
 import (
-	"cmp"
+	"maps"
 	"slices"
 	"sort"
 )
@@ -27,8 +27,10 @@ func (doc *IndexDoc) Compact() *IndexDoc {
 		sort.Strings(names)
 		c.Fields = nil
 		for _, f := range names {
-			for t, tf := range c.Terms[f] {
-				if tf > 0 {
+			// Terms in order, so that equal documents number their
+			// vocabulary alike.
+			for _, t := range slices.Sorted(maps.Keys(c.Terms[f])) {
+				if tf := c.Terms[f][t]; tf > 0 {
 					b.Add(t, uint32(tf))
 				}
 			}
@@ -53,9 +55,9 @@ func hasTerms(chunks []IndexChunk) bool {
 }
 
 // VocabBuilder assembles a compact document: terms are added field by
-// field, each distinct term numbered once for the whole document; Vocab
-// then sorts the vocabulary and renumbers every field it emitted. The zero
-// value is ready to use.
+// field, each distinct term numbered once for the whole document in the
+// order first added; Vocab then sorts the terms of every field it emitted.
+// The zero value is ready to use.
 type VocabBuilder struct {
 	ids     map[string]uint32
 	vocab   []string
@@ -110,37 +112,30 @@ func (b *VocabBuilder) Field(name string) (FieldTerms, bool) {
 	return ft, true
 }
 
-// Vocab sorts the vocabulary, renumbers every field returned by Field to
-// sorted positions, ascending, and returns the vocabulary.
+// Vocab sorts the terms of every field returned by Field by vocabulary
+// index and returns the vocabulary, in the order terms were first added.
+// (Sorting the vocabulary itself would cost more than the rest of the
+// builder, and no reader needs it.)
 func (b *VocabBuilder) Vocab() []string {
 	if len(b.vocab) == 0 {
 		return nil
 	}
-	order := make([]uint32, len(b.vocab)) // sorted position -> id
-	for i := range order {
-		order[i] = uint32(i)
-	}
-	slices.SortFunc(order, func(x, y uint32) int { return cmp.Compare(b.vocab[x], b.vocab[y]) })
-	rank := make([]uint32, len(b.vocab)) // id -> sorted position
-	vocab := make([]string, len(b.vocab))
-	for pos, id := range order {
-		rank[id] = uint32(pos)
-		vocab[pos] = b.vocab[id]
-	}
 	for _, f := range b.fields {
-		sortField(f, rank)
+		sortField(f)
 	}
-	return vocab
+	return slices.Clone(b.vocab)
 }
 
-// sortField renumbers a field's terms by rank and sorts them ascending,
-// keeping each frequency with its term: each pair is packed in one integer
-// so that a plain integer sort does it. It works in place, so every copy
-// of f sees the result.
-func sortField(f FieldTerms, rank []uint32) {
+// sortField sorts a field's terms ascending, keeping each frequency with
+// its term: each pair is packed in one integer so that a plain integer
+// sort does it. It works in place, so every copy of f sees the result.
+func sortField(f FieldTerms) {
+	if slices.IsSorted(f.Terms) {
+		return
+	}
 	packed := make([]uint64, len(f.Terms))
 	for k, t := range f.Terms {
-		packed[k] = uint64(rank[t])<<32 | uint64(f.TFs[k])
+		packed[k] = uint64(t)<<32 | uint64(f.TFs[k])
 	}
 	slices.Sort(packed)
 	for k, p := range packed {

@@ -233,7 +233,7 @@ type IndexDoc struct {
 	// Record is the collection's own record of the document as JSON (the
 	// knowledge entry), for filters the index cannot express.
 	Record json.RawMessage `json:"record,omitempty"`
-	// Vocab lists the distinct terms of a compact document, sorted; its
+	// Vocab lists the distinct terms of a compact document, each once; its
 	// chunks' Fields index it.
 	Vocab []string `json:"vocab,omitempty"`
 }

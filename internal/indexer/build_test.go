@@ -34,8 +34,15 @@ func TestBuildDocIsCompactAndSharesFrontMatter(t *testing.T) {
 		{ID: "c", Title: "Model failover", HeadingPath: []string{"See also"}, Text: ""},
 	}}
 	doc := BuildDoc(cs, an)
-	if !slices.IsSorted(doc.Vocab) || len(slices.Compact(slices.Clone(doc.Vocab))) != len(doc.Vocab) {
-		t.Fatalf("vocabulary not sorted and distinct: %q", doc.Vocab)
+	if distinct := slices.Compact(slices.Sorted(slices.Values(doc.Vocab))); len(distinct) != len(doc.Vocab) {
+		t.Fatalf("vocabulary not distinct: %q", doc.Vocab)
+	}
+	for _, c := range doc.Chunks {
+		for _, f := range c.Fields {
+			if !slices.IsSorted(f.Terms) || len(slices.Compact(slices.Clone(f.Terms))) != len(f.Terms) {
+				t.Errorf("chunk %s field %s: terms not ascending: %v", c.ID, f.Field, f.Terms)
+			}
+		}
 	}
 	for _, c := range doc.Chunks {
 		names := []string{}
