@@ -2,9 +2,11 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knowhub/knowhub/internal/contract"
@@ -89,15 +91,53 @@ func EnsureReplicated(ctx context.Context, js jetstream.JetStream, replicas int)
 	}
 	for _, sc := range streamConfigs() {
 		sc.Replicas = replicas
-		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+		err := retryUnanswered(ctx, func(ctx context.Context) error { _, err := js.CreateOrUpdateStream(ctx, sc); return err })
+		if err != nil {
 			return fmt.Errorf("ensure stream %s: %w", sc.Name, err)
 		}
 	}
 	for _, kc := range bucketConfigs() {
 		kc.Replicas = replicas
-		if _, err := js.CreateOrUpdateKeyValue(ctx, kc); err != nil {
+		err := retryUnanswered(ctx, func(ctx context.Context) error { _, err := js.CreateOrUpdateKeyValue(ctx, kc); return err })
+		if err != nil {
 			return fmt.Errorf("ensure bucket %s: %w", kc.Bucket, err)
 		}
 	}
 	return nil
+}
+
+// Attempts of a JetStream API request that may go unanswered: each waits
+// up to topologyAttemptTimeout, then the next starts after a backoff that
+// doubles up to 2s; about 35s in all.
+const (
+	topologyAttempts       = 10
+	topologyAttemptTimeout = 2 * time.Second
+	topologyBackoff        = 100 * time.Millisecond
+)
+
+// retryUnanswered runs op again, with backoff, while it fails for want of
+// an answer: a request that timed out, or one that found no JetStream to
+// answer it. Workers that start together against a cluster that is still
+// forming get such failures: while one of them creates a replicated stream,
+// the same request from the others can go unanswered while the first is
+// in flight. Any other error, or ctx ending, returns at once.
+func retryUnanswered(ctx context.Context, op func(context.Context) error) error {
+	wait := topologyBackoff
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, topologyAttemptTimeout)
+		err := op(actx)
+		cancel()
+		unanswered := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+			errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+			errors.Is(err, jetstream.ErrJetStreamNotEnabled)
+		if err == nil || !unanswered || ctx.Err() != nil || attempt == topologyAttempts {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
 }
