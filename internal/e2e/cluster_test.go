@@ -31,28 +31,46 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// startCluster starts three JetStream servers routed into one cluster.
+// startCluster starts the deployed three-server JetStream cluster.
 func startCluster(t *testing.T) []*server.Server {
+	names := []string{"nats-1", "nats-2", "nats-3"}
+	return startClusterFrom(t, deployNATSConf, names, func(name string) map[string]string {
+		return map[string]string{"SERVER_NAME": name}
+	})
+}
+
+// startClusterFrom starts one JetStream server per name from the
+// configuration file conf, read with the environment env(name), and routes
+// them into one cluster. The file's settings hold except the addresses:
+// servers listen on free local ports (monitoring off) and store in
+// temporary directories.
+func startClusterFrom(t *testing.T, conf string, names []string, env func(name string) map[string]string) []*server.Server {
 	t.Helper()
-	ports := []int{freePort(t), freePort(t), freePort(t)}
+	ports := make([]int, len(names))
 	var routes []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+	for i := range names {
+		ports[i] = freePort(t)
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[i]))
 	}
 	var servers []*server.Server
-	for i, p := range ports {
-		opts := &server.Options{
-			ServerName: fmt.Sprintf("n%d", i+1),
-			Host:       "127.0.0.1",
-			Port:       -1,
-			JetStream:  true,
-			StoreDir:   t.TempDir(),
-			NoSigs:     true,
-			NoLog:      true,
-			MaxPayload: 8 << 20,
-			Cluster:    server.ClusterOpts{Name: "knowhub", Host: "127.0.0.1", Port: p},
-			Routes:     server.RoutesFromStr(strings.Join(routes, ",")),
+	for i, name := range names {
+		for k, v := range env(name) {
+			t.Setenv(k, v)
 		}
+		opts, err := server.ProcessConfigFile(conf)
+		if err != nil {
+			t.Fatalf("%s: %v", conf, err)
+		}
+		if opts.ServerName != name || !opts.JetStream || opts.Cluster.Name == "" || len(opts.Routes) != len(names) {
+			t.Fatalf("%s for %s: server %q, JetStream %v, cluster %q with %d routes", conf, name,
+				opts.ServerName, opts.JetStream, opts.Cluster.Name, len(opts.Routes))
+		}
+		opts.Host, opts.Port = "127.0.0.1", -1
+		opts.HTTPHost, opts.HTTPPort = "", 0
+		opts.Cluster.Host, opts.Cluster.Port = "127.0.0.1", ports[i]
+		opts.Routes = server.RoutesFromStr(strings.Join(routes, ","))
+		opts.StoreDir = t.TempDir()
+		opts.NoSigs, opts.NoLog = true, true
 		s, err := server.NewServer(opts)
 		if err != nil {
 			t.Fatal(err)

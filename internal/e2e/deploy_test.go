@@ -1,0 +1,295 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"gopkg.in/yaml.v3"
+
+	"github.com/knowhub/knowhub/internal/cli"
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/natstest"
+)
+
+// repoRoot is the repository root, from this package's directory.
+const repoRoot = "../.."
+
+// deployNATSConf is the configuration every server of the deployed
+// cluster reads.
+const deployNATSConf = repoRoot + "/deploy/nats/cluster.conf"
+
+// composeFile is the part of docker-compose.yml the deployment test reads.
+type composeFile struct {
+	Services map[string]composeService `yaml:"services"`
+}
+
+type composeService struct {
+	Image       string            `yaml:"image"`
+	Build       map[string]string `yaml:"build"`
+	Command     []string          `yaml:"command"`
+	Environment map[string]string `yaml:"environment"`
+	Volumes     []string          `yaml:"volumes"`
+	Deploy      struct {
+		Replicas int `yaml:"replicas"`
+	} `yaml:"deploy"`
+}
+
+// mounts maps each container path of a service's volumes to its source.
+func (s composeService) mounts() map[string]string {
+	m := make(map[string]string)
+	for _, v := range s.Volumes {
+		// The source may be "${VAR:-default}", which holds a colon.
+		src, rest := v, ""
+		if strings.HasPrefix(v, "${") {
+			end := strings.IndexByte(v, '}')
+			src, rest = v[:end+1], v[end+1:]
+		} else if i := strings.IndexByte(v, ':'); i >= 0 {
+			src, rest = v[:i], v[i:]
+		}
+		target, _, _ := strings.Cut(strings.TrimPrefix(rest, ":"), ":")
+		m[target] = src
+	}
+	return m
+}
+
+func readCompose(t *testing.T) composeFile {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cf composeFile
+	if err := yaml.Unmarshal(data, &cf); err != nil {
+		t.Fatalf("docker-compose.yml: %v", err)
+	}
+	return cf
+}
+
+// TestComposeDeployment runs docker-compose.yml's deployment without
+// containers: the NATS servers from deploy/nats/cluster.conf with the
+// compose environment, and every worker service, as many replicas as
+// compose starts, with its command line and environment, the container
+// paths mapped to the files they mount. Only addresses change: servers
+// listen on free local ports, and nats-N in URLs points at them.
+func TestComposeDeployment(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a three-server cluster and every worker")
+	}
+	cf := readCompose(t)
+	var natsNames, workerNames []string
+	for name, s := range cf.Services {
+		switch {
+		case strings.HasPrefix(s.Image, "nats:"):
+			natsNames = append(natsNames, name)
+			if tag := strings.TrimPrefix(s.Image, "nats:"); tag != server.VERSION && !strings.HasPrefix(tag, server.VERSION+"-") {
+				t.Errorf("%s runs NATS %s; knowhub embeds and is tested with %s", name, tag, server.VERSION)
+			}
+			if src := s.mounts()["/etc/nats/cluster.conf"]; filepath.Clean(src) != "deploy/nats/cluster.conf" {
+				t.Errorf("%s mounts %q as its configuration", name, src)
+			}
+		case s.Build != nil:
+			workerNames = append(workerNames, name)
+		}
+	}
+	slices.Sort(natsNames)
+	slices.Sort(workerNames)
+	if !slices.Equal(natsNames, []string{"nats-1", "nats-2", "nats-3"}) {
+		t.Fatalf("NATS services %v, want nats-1, nats-2 and nats-3", natsNames)
+	}
+	stagesRun := map[string]bool{}
+	for _, name := range workerNames {
+		stagesRun[cf.Services[name].Command[0]] = true
+	}
+	for _, stage := range []string{"watcher", "chunker", "indexer", "query", "extractor"} {
+		if !stagesRun[stage] {
+			t.Errorf("no service runs the %s", stage)
+		}
+	}
+	checkDockerfile(t)
+
+	servers := startClusterFrom(t, deployNATSConf, natsNames, func(name string) map[string]string { return cf.Services[name].Environment })
+
+	// The docs directory compose mounts, with one page in it.
+	docs := t.TempDir()
+	if err := os.WriteFile(filepath.Join(docs, "deploy.md"), []byte("# Deploying\n\nThe compose file starts a replicated cluster of workers.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Container paths to host paths: every mounted file or directory.
+	host := map[string]string{}
+	for _, name := range workerNames {
+		for target, src := range cf.Services[name].mounts() {
+			switch {
+			case strings.HasPrefix(src, "${KNOWHUB_DOCS"):
+				host[target] = docs
+			case strings.HasPrefix(src, "./"):
+				host[target] = filepath.Join(repoRoot, src)
+			default:
+				t.Fatalf("%s mounts %q, which the test cannot map", name, src)
+			}
+		}
+	}
+	// knowhub.json names container paths too (the repositories).
+	for target, src := range host {
+		if strings.HasSuffix(target, ".json") {
+			host[target] = rewriteConfig(t, src, host)
+		}
+	}
+
+	// The environment is the process's, so all workers must agree on it.
+	env := map[string]string{}
+	for _, name := range workerNames {
+		for k, v := range cf.Services[name].Environment {
+			for i, n := range natsNames {
+				v = strings.ReplaceAll(v, "nats://"+n+":4222", servers[i].ClientURL())
+			}
+			if prev, ok := env[k]; ok && prev != v {
+				t.Fatalf("services disagree on %s", k)
+			}
+			env[k] = v
+		}
+	}
+	if !strings.HasPrefix(env["KNOWHUB_NATS_URL"], "nats://127.0.0.1:") || strings.Contains(env["KNOWHUB_NATS_URL"], "nats-") {
+		t.Fatalf("KNOWHUB_NATS_URL %q does not name the cluster's servers", env["KNOWHUB_NATS_URL"])
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	// Query replicas share this process, so each takes a free port.
+	t.Setenv("KNOWHUB_HTTP", "127.0.0.1:0")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs syncBuffer
+	exited := make(chan string, 16)
+	var wg sync.WaitGroup
+	for _, name := range workerNames {
+		s := cf.Services[name]
+		args := []string{"worker", s.Command[0]}
+		for _, a := range s.Command[1:] {
+			if p, ok := host[a]; ok {
+				a = p
+			}
+			args = append(args, a)
+		}
+		for r := range max(1, s.Deploy.Replicas) {
+			wg.Go(func() {
+				if code := cli.Main(ctx, args, &logs, &logs); code != 0 || ctx.Err() == nil {
+					exited <- fmt.Sprintf("%s replica %d exited with code %d", name, r, code)
+				}
+			})
+		}
+	}
+	t.Cleanup(func() { cancel(); wg.Wait() })
+
+	nc, err := nats.Connect(servers[0].ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	found := func() bool {
+		select {
+		case msg := <-exited:
+			t.Fatalf("%s:\n%s", msg, logs.String())
+		default:
+		}
+		data, _ := json.Marshal(contract.SearchRequest{Query: "replicated cluster of workers"})
+		msg, err := nc.Request(contract.SubjectSearchDocs, data, 5*time.Second)
+		if err != nil {
+			return false
+		}
+		var resp contract.SearchResponse
+		return json.Unmarshal(msg.Data, &resp) == nil && len(resp.Hits) == 1 && resp.Hits[0].Path == "deploy.md"
+	}
+	natstest.WaitFor(t, 60*time.Second, "the mounted page searchable through the deployment", found)
+
+	js, err := nc.JetStream()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, stream := range []string{contract.StreamFiles, contract.StreamChunks} {
+		info, err := js.StreamInfo(stream)
+		if err != nil || info.Config.Replicas != 3 {
+			t.Errorf("%s: %v, replicas %+v", stream, err, info)
+		}
+	}
+}
+
+// rewriteConfig copies the knowhub.json at path with each repository
+// path mapped from its container path to host, and returns the copy.
+func rewriteConfig(t *testing.T, path string, host map[string]string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	repos, _ := cfg["repositories"].([]any)
+	if len(repos) == 0 {
+		t.Fatalf("%s configures no repository", path)
+	}
+	for _, r := range repos {
+		repo := r.(map[string]any)
+		p, ok := host[repo["path"].(string)]
+		if !ok {
+			t.Fatalf("repository path %v is not mounted", repo["path"])
+		}
+		repo["path"] = p
+	}
+	out, _ := json.Marshal(cfg)
+	copyPath := filepath.Join(t.TempDir(), filepath.Base(path))
+	if err := os.WriteFile(copyPath, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return copyPath
+}
+
+// checkDockerfile checks that the image builds with the Go release go.mod
+// asks for.
+func checkDockerfile(t *testing.T) {
+	t.Helper()
+	mod, err := os.ReadFile(filepath.Join(repoRoot, "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	df, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "Dockerfile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	goVer := regexp.MustCompile(`(?m)^go (\d+\.\d+)`).FindSubmatch(mod)
+	base := regexp.MustCompile(`(?m)^FROM golang:(\d+\.\d+)`).FindSubmatch(df)
+	if goVer == nil || base == nil || !bytes.Equal(goVer[1], base[1]) {
+		t.Errorf("deploy/Dockerfile builds with golang:%s, go.mod asks for go %s", base, goVer)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
