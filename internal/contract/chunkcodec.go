@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
-
-	"github.com/klauspost/compress/s2"
 )
 
 // chunkSetMagic starts a binary chunk set: the magic byte, then the
@@ -98,18 +96,18 @@ func openBody(b []byte, magic byte, limit int, what string, v any) (*reader, err
 		}
 		return nil, nil
 	}
-	if n, err := s2.DecodedLen(b[1:]); err != nil || n > limit {
-		return nil, fmt.Errorf("%s body of %d bytes is corrupt or over %d: %v", what, n, limit, err)
-	}
-	body, err := s2.Decode(nil, b[1:])
+	r, err := decompress(b[1:], limit, what)
 	if err != nil {
-		return nil, fmt.Errorf("decompress %s: %w", what, err)
+		return nil, err
 	}
-	return &reader{buf: body, checkUTF8: true}, nil
+	r.checkUTF8 = true
+	return r, nil
 }
 
-// end returns the error of a whole body read, which must leave no bytes.
+// end returns the error of a whole body read, which must leave no bytes,
+// and releases the body.
 func (r *reader) end(what string) error {
+	defer r.release()
 	if r.err == nil && len(r.buf) > 0 {
 		r.err = fmt.Errorf("%d bytes after the %s", len(r.buf), what)
 	}

@@ -108,14 +108,11 @@ func DecodeIndexDoc(b []byte) (*IndexDoc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n, err := s2.DecodedLen(b[9:]); err != nil || n > maxIndexDocBytes {
-		return nil, fmt.Errorf("index doc body of %d bytes is corrupt or over %d: %v", n, maxIndexDocBytes, err)
-	}
-	body, err := s2.Decode(nil, b[9:])
+	r, err := decompress(b[9:], maxIndexDocBytes, "index doc")
 	if err != nil {
-		return nil, fmt.Errorf("decompress index doc: %w", err)
+		return nil, err
 	}
-	r := &reader{buf: body}
+	defer r.release()
 	doc := &IndexDoc{SourceSeq: seq}
 	if err := r.header(doc); err != nil {
 		return nil, err
@@ -278,6 +275,43 @@ type reader struct {
 	err error
 	// checkUTF8 makes str fail on invalid UTF-8.
 	checkUTF8 bool
+	// body is the pooled buffer buf was decompressed into, if any.
+	body *[]byte
+}
+
+// bodies recycles decompressed bodies: decoders copy every string and
+// byte slice they keep out of the body, so it is scratch space once read.
+var bodies = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledBody is the largest body kept for reuse.
+const maxPooledBody = 8 << 20
+
+// decompress returns a reader of the S2 block src decompressed into a
+// pooled buffer, which must hold at most limit bytes. Call release once
+// the decoded value no longer needs the reader.
+func decompress(src []byte, limit int, what string) (*reader, error) {
+	n, err := s2.DecodedLen(src)
+	if err != nil || n > limit {
+		return nil, fmt.Errorf("%s body of %d bytes is corrupt or over %d: %v", what, n, limit, err)
+	}
+	bp := bodies.Get().(*[]byte)
+	if cap(*bp) < n {
+		*bp = make([]byte, n)
+	}
+	body, err := s2.Decode((*bp)[:cap(*bp)], src)
+	if err != nil {
+		bodies.Put(bp)
+		return nil, fmt.Errorf("decompress %s: %w", what, err)
+	}
+	return &reader{buf: body, body: bp}, nil
+}
+
+// release gives the reader's body back to the pool; the reader is done.
+func (r *reader) release() {
+	if r.body != nil && cap(*r.body) <= maxPooledBody {
+		bodies.Put(r.body)
+	}
+	r.body, r.buf = nil, nil
 }
 
 func (r *reader) uint() uint64 {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/klauspost/compress/s2"
@@ -177,4 +178,51 @@ func TestDecodeRejectsBadVocabularyIndexes(t *testing.T) {
 			t.Errorf("%s term indexes: decoded without error", name)
 		}
 	}
+}
+
+// TestDecodedValuesOutliveTheirBody: bodies are decompressed into recycled
+// buffers, so nothing decoded may point into one. Each kind is decoded,
+// then another value of the same size is decoded into the recycled body.
+func TestDecodedValuesOutliveTheirBody(t *testing.T) {
+	flip := func(s string) string { return strings.Map(func(r rune) rune { return r ^ 1 }, s) }
+	check := func(kind string, encode func(flipped bool) []byte, decode func([]byte) (any, error)) {
+		t.Helper()
+		got, err := decode(encode(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(got)
+		for range 4 {
+			if _, err := decode(encode(true)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if after, _ := json.Marshal(got); string(after) != string(want) {
+			t.Errorf("%s changed after later decodes:\n%s\nwant\n%s", kind, after, want)
+		}
+	}
+	check("index doc", func(flipped bool) []byte {
+		doc := sampleDoc()
+		doc.Record = json.RawMessage(`{"id":"k1","text":"kept"}`)
+		if flipped {
+			doc.Record = json.RawMessage(`{"id":"k2","text":"gone"}`)
+			doc.Path, doc.Chunks[0].Text, doc.Chunks[0].Title = flip(doc.Path), flip(doc.Chunks[0].Text), flip(doc.Chunks[0].Title)
+		}
+		b, _ := EncodeIndexDoc(doc)
+		return b
+	}, func(b []byte) (any, error) { return DecodeIndexDoc(b) })
+	check("chunk set", func(flipped bool) []byte {
+		cs := sampleChunkSet()
+		if flipped {
+			cs.Path, cs.Chunks[0].Text = flip(cs.Path), flip(cs.Chunks[0].Text)
+		}
+		return EncodeChunkSet(cs)
+	}, func(b []byte) (any, error) { return DecodeChunkSet(b) })
+	check("file event", func(flipped bool) []byte {
+		ev := sampleFileEvent()
+		if flipped {
+			ev.Path, ev.Content = flip(ev.Path), flip(ev.Content)
+		}
+		return EncodeFileEvent(ev)
+	}, func(b []byte) (any, error) { return DecodeFileEvent(b) })
 }
