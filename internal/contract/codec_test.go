@@ -226,3 +226,32 @@ func TestDecodedValuesOutliveTheirBody(t *testing.T) {
 		return EncodeFileEvent(ev)
 	}, func(b []byte) (any, error) { return DecodeFileEvent(b) })
 }
+
+// TestVocabBuilderNumbersByContent: a term is one vocabulary entry
+// whichever string carries it, and strings sharing bytes but not length
+// are different terms.
+func TestVocabBuilderNumbersByContent(t *testing.T) {
+	backing := "abcabc"
+	var b VocabBuilder
+	for range 3 {
+		b.Add(backing[:3], 1)                // "abc", at backing's address
+		b.Add(strings.Clone(backing[3:]), 1) // "abc" elsewhere
+		b.Add(backing[:2], 1)                // "ab", same address as "abc"
+		b.Add(strings.Clone(backing[:2]), 2) // "ab" elsewhere
+	}
+	f, _ := b.Field("body")
+	vocab := b.Vocab()
+	got := map[string]uint32{}
+	for k, id := range f.Terms {
+		got[vocab[id]] = f.TFs[k]
+	}
+	if len(vocab) != 2 || got["abc"] != 6 || got["ab"] != 9 {
+		t.Errorf("vocab %q, frequencies %v; want abc 6 and ab 9", vocab, got)
+	}
+	b.Reset()
+	b.Add(backing[:2], 1)
+	f, _ = b.Field("body")
+	if vocab := b.Vocab(); len(vocab) != 1 || vocab[f.Terms[0]] != "ab" {
+		t.Errorf("after Reset: vocab %q", vocab)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"unsafe"
 )
 
 // Compact returns doc in compact form: every distinct term once in Vocab,
@@ -59,17 +60,31 @@ func hasTerms(chunks []IndexChunk) bool {
 // order first added; Vocab then sorts the terms of every field it emitted.
 // The zero value is ready to use.
 type VocabBuilder struct {
-	ids     map[string]uint32
+	ids map[string]uint32
+	// same remembers recent terms by the address of their bytes: an
+	// analyzer hands out each term as the same string again and again, and
+	// recognising it by address spares hashing it. A slot holds the string
+	// itself, so its bytes cannot be freed and reused while remembered.
+	same    [sameSlots]sameSlot
 	vocab   []string
 	count   []uint32 // frequency in the open field, by id
 	touched []uint32 // ids counted in the open field, in first-seen order
 	fields  []FieldTerms
 }
 
+// sameSlots is the number of terms VocabBuilder recognises by address.
+const sameSlots = 512
+
+type sameSlot struct {
+	term string
+	id   uint32
+}
+
 // Reset empties the builder for another document, keeping its memory.
 // Fields and vocabularies it returned stay valid.
 func (b *VocabBuilder) Reset() {
 	clear(b.ids)
+	clear(b.same[:])
 	b.vocab = b.vocab[:0]
 	b.count = b.count[:0]
 	b.touched = b.touched[:0]
@@ -79,15 +94,23 @@ func (b *VocabBuilder) Reset() {
 
 // Add counts tf occurrences of term in the open field.
 func (b *VocabBuilder) Add(term string, tf uint32) {
-	if b.ids == nil {
-		b.ids = make(map[string]uint32, 256)
-	}
-	id, ok := b.ids[term]
-	if !ok {
-		id = uint32(len(b.vocab))
-		b.ids[term] = id
-		b.vocab = append(b.vocab, term)
-		b.count = append(b.count, 0)
+	p := unsafe.StringData(term)
+	slot := &b.same[(uintptr(unsafe.Pointer(p))>>3)%sameSlots]
+	var id uint32
+	if len(term) > 0 && unsafe.StringData(slot.term) == p && len(slot.term) == len(term) {
+		id = slot.id
+	} else {
+		if b.ids == nil {
+			b.ids = make(map[string]uint32, 256)
+		}
+		var ok bool
+		if id, ok = b.ids[term]; !ok {
+			id = uint32(len(b.vocab))
+			b.ids[term] = id
+			b.vocab = append(b.vocab, term)
+			b.count = append(b.count, 0)
+		}
+		slot.term, slot.id = term, id
 	}
 	if b.count[id] == 0 {
 		b.touched = append(b.touched, id)
