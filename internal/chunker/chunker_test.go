@@ -432,7 +432,12 @@ func TestFrontMatter(t *testing.T) {
 		{"comments", "# lead\ntitle: A # not a comment? no: ' #' starts one\n", frontMatter{title: "A"}, false},
 		{"escapes", "title: \"tab\\there\"\n", frontMatter{title: "tab\there"}, false},
 		{"folded", "summary: >\n  one\n  two\n", frontMatter{summary: "one two"}, false},
-		{"nested other key", "meta:\n  a: 1\ntitle: X\n", frontMatter{title: "X"}, false},
+		{"nested other key", "meta:\n  a: 1\n  b: \"two\"\ntitle: X\n", frontMatter{title: "X"}, true},
+		{"nested then list", "x-i18n:\n    model: m\n    workflow: 16\nread_when:\n    - a\n", frontMatter{readWhen: "a"}, true},
+		{"nested read field", "title:\n  a: 1\n", frontMatter{}, false},
+		{"nested uneven", "meta:\n  a: 1\n   b: 2\ntitle: X\n", frontMatter{}, false},
+		{"nested then sequence", "title: X\nmeta:\n  a: 1\n- x\n", frontMatter{}, false},
+		{"nested deeper", "meta:\n  a:\n    b: 1\ntitle: X\n", frontMatter{title: "X"}, false},
 		{"duplicate key", "title: A\ntitle: B\n", frontMatter{}, true},
 		{"duplicate after complex", "x: {a: 1}\ntitle: A\n\"title\": B\n", frontMatter{}, false},
 		{"merge key", "base: &b {title: M}\n<<: *b\n", frontMatter{title: "M"}, false},
@@ -466,6 +471,7 @@ func FuzzFrontMatter(f *testing.F) {
 		}
 	}
 	f.Add([]byte("title: A\nread_when:\n  - x\n  - 'y'\nsummary: \"z\"\n"))
+	f.Add([]byte("read_when:\n    - a\nsummary: s\nx-i18n:\n    generated_at: \"2026-07-13T19:41:13Z\"\n    model: gpt-5.6\n    workflow: 16\ntitle: T\n"))
 	f.Fuzz(func(t *testing.T, yml []byte) {
 		decoded := decodeFrontMatter(yml)
 		if len(yml) <= 4<<10 {

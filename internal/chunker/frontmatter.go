@@ -177,8 +177,9 @@ func nodeText(n *yaml.Node) string {
 
 // quickFrontMatter reads, without the YAML decoder, front matter made only
 // of top-level "key: value" lines whose value is a one-line plain or quoted
-// scalar, or empty and followed by a block sequence of such scalars, with
-// comment and blank lines. A repeated key makes the front matter invalid,
+// scalar, or empty and followed by a block sequence of such scalars or, for
+// a key Split does not read (such as a translation tool's metadata), by a
+// block mapping of "key: scalar" lines, with comment and blank lines. A repeated key makes the front matter invalid,
 // as for the YAML decoder. It reports false for anything else, so that the
 // YAML parser decides; where it reports true it agrees with
 // decodeFrontMatter (FuzzFrontMatter checks this).
@@ -193,11 +194,14 @@ func quickFrontMatter(yml []byte) (frontMatter, bool) {
 		items    []string // items of the current sequence
 		seqOpen  bool     // the last key had an empty value
 		seqInd   = -1     // indentation of the current sequence's items
+		mapInd   = -1     // indentation of the current nested mapping's keys
+		mapKeys  = make(map[string]bool)
 		endValue = func() {
 			if field != nil && len(items) > 0 {
 				*field = strings.Join(items, "\n")
 			}
-			field, items, seqOpen, seqInd = nil, nil, false, -1
+			field, items, seqOpen, seqInd, mapInd = nil, nil, false, -1, -1
+			clear(mapKeys)
 		}
 	)
 	for len(yml) > 0 {
@@ -231,20 +235,29 @@ func quickFrontMatter(yml []byte) (frontMatter, bool) {
 			continue
 		}
 		if ind != 0 {
-			return frontMatter{}, false
+			// A nested mapping, only under a key whose value is not read.
+			switch {
+			case field != nil || seqInd >= 0:
+				return frontMatter{}, false
+			case mapInd < 0 && seqOpen:
+				mapInd, seqOpen = ind, false // no sequence may follow
+			case mapInd < 0 || ind != mapInd:
+				return frontMatter{}, false
+			}
+			key, val, ok := quickKey(trimmed)
+			if !ok || len(val) == 0 || mapKeys[key] {
+				return frontMatter{}, false
+			}
+			mapKeys[key] = true
+			if _, ok := quickScalar(val); !ok {
+				return frontMatter{}, false
+			}
+			continue
 		}
 		endValue()
-		k := 0
-		for k < len(line) && (isLetter(line[k]) || (line[k] >= '0' && line[k] <= '9') || line[k] == '_' || line[k] == '-') {
-			k++
-		}
-		if k == 0 || k == len(line) || line[k] != ':' || (k+1 < len(line) && line[k+1] != ' ') || !isLetter(line[0]) {
+		key, val, ok := quickKey(line)
+		if !ok {
 			return frontMatter{}, false
-		}
-		key := string(line[:k])
-		switch strings.ToLower(key) {
-		case "true", "false", "null", "y", "n", "yes", "no", "on", "off":
-			return frontMatter{}, false // keys the decoder may resolve to non-strings
 		}
 		if keys[key] {
 			return frontMatter{}, true // a repeated root key makes it invalid
@@ -259,7 +272,6 @@ func quickFrontMatter(yml []byte) (frontMatter, bool) {
 		case "read_when":
 			dst = &fm.readWhen
 		}
-		val := bytes.TrimSpace(line[k+1:])
 		if len(val) == 0 {
 			field, seqOpen = dst, true
 			continue
@@ -274,6 +286,24 @@ func quickFrontMatter(yml []byte) (frontMatter, bool) {
 	}
 	endValue()
 	return fm, true
+}
+
+// quickKey splits a "key: value" line whose key is a plain word that the
+// decoder reads as a string, and returns the trimmed value.
+func quickKey(line []byte) (key string, val []byte, ok bool) {
+	k := 0
+	for k < len(line) && (isLetter(line[k]) || (line[k] >= '0' && line[k] <= '9') || line[k] == '_' || line[k] == '-') {
+		k++
+	}
+	if k == 0 || k == len(line) || line[k] != ':' || (k+1 < len(line) && line[k+1] != ' ') || !isLetter(line[0]) {
+		return "", nil, false
+	}
+	key = string(line[:k])
+	switch strings.ToLower(key) {
+	case "true", "false", "null", "y", "n", "yes", "no", "on", "off":
+		return "", nil, false // keys the decoder may resolve to non-strings
+	}
+	return key, bytes.TrimSpace(line[k+1:]), true
 }
 
 // quickScalar reads a one-line scalar: plain (not starting with a YAML
