@@ -8,6 +8,7 @@ import (
 	"math"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/klauspost/compress/s2"
 )
@@ -174,7 +175,7 @@ func (r *reader) chunks(doc *IndexDoc, terms func(c *IndexChunk)) {
 
 // compact reads the chunks of layout 2, checking every vocabulary index.
 func (r *reader) compact(doc *IndexDoc) {
-	doc.Vocab = r.strs()
+	doc.Vocab = r.strsShared()
 	r.chunks(doc, func(c *IndexChunk) {
 		nf := r.countOf(minFieldBytes)
 		if nf > 0 {
@@ -393,6 +394,38 @@ func (r *reader) strs() []string {
 	out := make([]string, n)
 	for i := range out {
 		out[i] = r.str()
+	}
+	return out
+}
+
+// strsShared reads a list like strs into strings that share one
+// allocation: a document's vocabulary costs one allocation instead of one
+// per term, and whoever keeps a term beyond the document copies it
+// (search.Index does), so that it does not hold the others.
+func (r *reader) strsShared() []string {
+	n := r.count()
+	if n == 0 || r.err != nil {
+		return nil
+	}
+	views := make([][]byte, n)
+	total := 0
+	for i := range views {
+		views[i] = r.bytes()
+		total += len(views[i])
+	}
+	if r.err != nil {
+		return nil
+	}
+	arena := make([]byte, 0, total)
+	out := make([]string, n)
+	for i, v := range views {
+		if r.checkUTF8 && !utf8.Valid(v) {
+			r.err = errors.New("string is not valid UTF-8")
+			return nil
+		}
+		start := len(arena)
+		arena = append(arena, v...)
+		out[i] = unsafe.String(unsafe.SliceData(arena[start:]), len(v))
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/knowhub/knowhub/internal/contract"
@@ -277,10 +278,13 @@ func (ix *Index) Trim() {
 	}
 }
 
-// postingList returns the list of term, creating it if new.
+// postingList returns the list of term, creating it if new. A new term
+// is copied: a decoded document's terms share one allocation, which the
+// index must not keep.
 func (ix *Index) postingList(term string) *postingList {
 	pl := ix.terms[term]
 	if pl == nil {
+		term = strings.Clone(term)
 		pl = &postingList{term: term}
 		if n := len(ix.freeIDs); n > 0 {
 			pl.id = ix.freeIDs[n-1]

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"unsafe"
 
 	"github.com/knowhub/knowhub/internal/contract"
 )
@@ -373,5 +374,32 @@ func TestSmoothRaisesHitsLikeOtherStrongHits(t *testing.T) {
 	}
 	if math.Abs(hits[2].Score-1.1) > 1e-9 || hits[3].Score != 1 {
 		t.Errorf("unrelated hits changed: %v", hits)
+	}
+}
+
+// TestPutCopiesTerms: a decoded document's terms share one allocation, so
+// the index keeps copies, not the document's memory.
+func TestPutCopiesTerms(t *testing.T) {
+	enc, err := contract.EncodeIndexDoc(doc(1, map[string]int{"alpha": 1, "beta": 2}, map[string]int{"gamma": 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := contract.DecodeIndexDoc(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := mustNew(t, bodyParams())
+	ix.Put("k", d, nil)
+	shared := map[*byte]bool{}
+	for _, term := range d.Vocab {
+		shared[unsafe.StringData(term)] = true
+	}
+	for term, pl := range ix.terms {
+		if shared[unsafe.StringData(term)] || shared[unsafe.StringData(pl.term)] {
+			t.Errorf("the index keeps %q in the decoded document's memory", term)
+		}
+	}
+	if len(ix.terms) != 3 {
+		t.Errorf("%d terms, want 3", len(ix.terms))
 	}
 }
