@@ -6,31 +6,12 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/natstest"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer and a poller.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestUpServesAndStopsCleanly(t *testing.T) {
 	docs := t.TempDir()
@@ -40,7 +21,7 @@ func TestUpServesAndStopsCleanly(t *testing.T) {
 	cfg.NATS.Listen = "127.0.0.1:-1"
 	cfg.HTTP.Listen = "127.0.0.1:0"
 	for round := range 2 { // the second run resumes from the data dir
-		var out syncBuffer
+		var out natstest.LogBuffer
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- Up(ctx, cfg, testLogger(t), &out) }()

@@ -170,7 +170,7 @@ func TestComposeDeployment(t *testing.T) {
 	t.Setenv("KNOWHUB_HTTP", "127.0.0.1:0")
 
 	ctx, cancel := context.WithCancel(context.Background())
-	var logs syncBuffer
+	var logs natstest.LogBuffer
 	exited := make(chan string, 16)
 	var wg sync.WaitGroup
 	for _, name := range workerNames {
@@ -274,22 +274,4 @@ func checkDockerfile(t *testing.T) {
 	if goVer == nil || base == nil || !bytes.Equal(goVer[1], base[1]) {
 		t.Errorf("deploy/Dockerfile builds with golang:%s, go.mod asks for go %s", base, goVer)
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/natstest"
 )
 
 const (
@@ -37,29 +38,11 @@ type fakeRedactor struct{}
 
 func (fakeRedactor) String(s string) string { return strings.ReplaceAll(s, secret, redacted) }
 
-// syncBuffer collects log output from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // env is one test's embedded JetStream and log.
 type env struct {
 	nc   *nats.Conn
 	js   jetstream.JetStream
-	logs *syncBuffer
+	logs *natstest.LogBuffer
 }
 
 func newEnv(t testing.TB) *env {
@@ -82,7 +65,7 @@ func newEnv(t testing.TB) *env {
 	if err := broker.EnsureTopology(ctx, js); err != nil {
 		t.Fatal(err)
 	}
-	return &env{nc: nc, js: js, logs: &syncBuffer{}}
+	return &env{nc: nc, js: js, logs: &natstest.LogBuffer{}}
 }
 
 func (e *env) newWatcher(t testing.TB, cfg Config) *Watcher {
