@@ -41,6 +41,8 @@ type Config struct {
 	Queries int
 	// Edits is the number of timed edits.
 	Edits int
+	// ReplicaArgs are extra flags for the query replica's command line.
+	ReplicaArgs []string
 	// Exe is the knowhub binary that runs the query replica.
 	Exe string
 	Out io.Writer
@@ -155,7 +157,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	go func() { _ = pipe.Run(pipeCtx) }()
 
 	// 3. A query replica process restarted on the full index.
-	replica, ready, err := startReplica(ctx, cfg.Exe, srv.ClientURL(), client)
+	replica, ready, err := startReplica(ctx, cfg.Exe, srv.ClientURL(), client, cfg.ReplicaArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -285,14 +287,15 @@ func waitHit(ctx context.Context, nc *nats.Conn, q string, timeout time.Duration
 
 // startReplica starts `knowhub worker query` and returns once it reports
 // ready on kh.stats, with the time that took from the process start.
-func startReplica(ctx context.Context, exe, url string, nc *nats.Conn) (*exec.Cmd, time.Duration, error) {
+func startReplica(ctx context.Context, exe, url string, nc *nats.Conn, extra []string) (*exec.Cmd, time.Duration, error) {
 	if exe == "" {
 		var err error
 		if exe, err = os.Executable(); err != nil {
 			return nil, 0, err
 		}
 	}
-	cmd := exec.CommandContext(ctx, exe, "worker", "query", "--nats-url", url, "--http", "off", "--log-level", "warn")
+	args := append([]string{"worker", "query", "--nats-url", url, "--http", "off", "--log-level", "warn"}, extra...)
+	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stderr = os.Stderr
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {

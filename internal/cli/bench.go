@@ -16,7 +16,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	queries := c.fs.Int("queries", 2000, "timed queries")
 	edits := c.fs.Int("edits", 5, "timed edits")
 	asJSON := c.fs.Bool("json", false, "also print the figures as JSON")
-	cpuProfile := c.fs.String("cpuprofile", "", "write a CPU profile of this process to `file`")
+	cpuProfile := c.fs.String("cpuprofile", "", "write a CPU profile of this process to `file`, and of the query replica to file.replica")
 	memProfile := c.fs.String("memprofile", "", "write an allocation profile of this process to `file` when done")
 	c.logLevel = "warn"
 	if _, err := c.parse(args); err != nil {
@@ -27,20 +27,20 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
 			return err
 		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+		defer stop()
 	}
 	if *memProfile != "" {
 		defer writeAllocs(*memProfile, stderr)
 	}
-	res, err := bench.Run(ctx, bench.Config{Corpus: *corpus, Queries: *queries, Edits: *edits, Out: stdout, Log: log})
+	var replicaArgs []string
+	if *cpuProfile != "" {
+		replicaArgs = []string{"--cpuprofile", *cpuProfile + ".replica"}
+	}
+	res, err := bench.Run(ctx, bench.Config{Corpus: *corpus, Queries: *queries, Edits: *edits, ReplicaArgs: replicaArgs, Out: stdout, Log: log})
 	if err != nil {
 		return err
 	}
@@ -62,4 +62,21 @@ func writeAllocs(path string, stderr io.Writer) {
 	if err != nil {
 		fmt.Fprintf(stderr, "knowhub bench: memprofile: %v\n", err)
 	}
+}
+
+// startCPUProfile profiles the process's CPU into path until the returned
+// function is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

@@ -14,6 +14,7 @@ import (
 // the process exit code.
 func Stage(ctx context.Context, name string, stages app.Stages, args []string, stdout, stderr io.Writer) int {
 	c := newCommon(name, stderr)
+	cpuProfile := c.fs.String("cpuprofile", "", "write a CPU profile of the worker to `file` until it stops")
 	var httpListen *string
 	if stages.Query {
 		httpListen = c.fs.String("http", "", "HTTP API `host:port`, or off (default 127.0.0.1:7700)")
@@ -43,6 +44,13 @@ func Stage(ctx context.Context, name string, stages app.Stages, args []string, s
 		log, err := c.logger(stderr)
 		if err != nil {
 			return err
+		}
+		if *cpuProfile != "" {
+			stop, err := startCPUProfile(*cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stop()
 		}
 		nc, js, err := app.Connect(ctx, cfg.NATS, "knowhub-"+name)
 		if err != nil {
