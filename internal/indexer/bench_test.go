@@ -41,23 +41,28 @@ func loadChunkSets(b *testing.B, dir string) ([]*contract.ChunkSet, int64) {
 }
 
 // BenchmarkBuildAndEncode measures the indexer's work per file: analysing
-// a chunk set into an index document and encoding it for KH_INDEX. It
-// reports the encoded size per source byte.
+// a chunk set into an index document and encoding it for KH_INDEX, on the
+// English and the Chinese OpenClaw docs. It reports the encoded size per
+// source byte.
 func BenchmarkBuildAndEncode(b *testing.B) {
-	sets, size := loadChunkSets(b, "../../../shared/corpora/openclaw-docs")
-	an := analysis.New()
-	b.SetBytes(size)
-	b.ReportAllocs()
-	var encoded int64
-	for b.Loop() {
-		encoded = 0
-		for _, cs := range sets {
-			v, err := contract.EncodeIndexDoc(BuildDoc(cs, an))
-			if err != nil {
-				b.Fatal(err)
+	for _, corpus := range []string{"openclaw-docs", "openclaw-docs-zh-CN"} {
+		b.Run(corpus, func(b *testing.B) {
+			sets, size := loadChunkSets(b, "../../../shared/corpora/"+corpus)
+			an := analysis.New()
+			b.SetBytes(size)
+			b.ReportAllocs()
+			var encoded int64
+			for b.Loop() {
+				encoded = 0
+				for _, cs := range sets {
+					v, err := contract.EncodeIndexDoc(BuildDoc(cs, an))
+					if err != nil {
+						b.Fatal(err)
+					}
+					encoded += int64(len(v))
+				}
 			}
-			encoded += int64(len(v))
-		}
+			b.ReportMetric(float64(encoded)/float64(size), "encoded/source")
+		})
 	}
-	b.ReportMetric(float64(encoded)/float64(size), "encoded/source")
 }
