@@ -8,7 +8,7 @@ import (
 )
 
 // cacheBits sets the number of cache slots, 1<<cacheBits, grouped in sets
-// of cacheWays slots that share a cache line.
+// of cacheWays slots that share a cache line (16 bytes a slot).
 const (
 	cacheBits = 18
 	cacheWays = 4
@@ -37,13 +37,22 @@ const (
 // lose an entry; that costs a later miss, never a wrong term, since every
 // hit compares the whole key.
 type termCache struct {
-	slots []atomic.Pointer[byte]
+	slots []cacheSlot
 	mask  uint64
+}
+
+// cacheSlot holds an entry and the hash of its key. Lookups compare hashes
+// first, so only an entry that likely matches is read from memory. The two
+// words are stored separately; a reader that sees one slot's hash with
+// another's entry only misses, since every hit compares the whole key.
+type cacheSlot struct {
+	p atomic.Pointer[byte]
+	h atomic.Uint64
 }
 
 func newTermCache(bits uint) *termCache {
 	return &termCache{
-		slots: make([]atomic.Pointer[byte], 1<<bits),
+		slots: make([]cacheSlot, 1<<bits),
 		mask:  1<<bits - cacheWays, // index of the first way of a set
 	}
 }
@@ -68,12 +77,12 @@ func (c *termCache) lookup(key string, h uint64, hot *hotCache) (string, bool) {
 			return term, !stop
 		}
 	}
-	set := (*[cacheWays]atomic.Pointer[byte])(c.slots[h&c.mask:])
+	set := (*[cacheWays]cacheSlot)(c.slots[h&c.mask:])
 	for w := range set {
-		p := set[w].Load()
-		if p == nil {
-			break
+		if set[w].h.Load() != h {
+			continue
 		}
+		p := set[w].p.Load()
 		if term, stop, ok := match(p, key); ok {
 			hs.h, hs.p = h, p
 			return term, !stop
@@ -83,11 +92,13 @@ func (c *termCache) lookup(key string, h uint64, hot *hotCache) (string, bool) {
 	// and the last is forgotten.
 	p := newEntry(key)
 	for w := cacheWays - 1; w > 0; w-- {
-		if q := set[w-1].Load(); q != nil {
-			set[w].Store(q)
+		if q := set[w-1].p.Load(); q != nil {
+			set[w].p.Store(q)
+			set[w].h.Store(set[w-1].h.Load())
 		}
 	}
-	set[0].Store(p)
+	set[0].p.Store(p)
+	set[0].h.Store(h)
 	hs.h, hs.p = h, p
 	term, stop, _ := match(p, key)
 	return term, !stop
