@@ -255,3 +255,21 @@ func TestVocabBuilderNumbersByContent(t *testing.T) {
 		t.Errorf("after Reset: vocab %q", vocab)
 	}
 }
+
+// FuzzSectionKey checks SectionKey against its definition.
+func FuzzSectionKey(f *testing.F) {
+	f.Add("Guide/Setup.MD", "Install  Steps", " Über\\tALLES ")
+	f.Add("a.mdx", "", "\xff bad\u00a0space")
+	f.Fuzz(func(t *testing.T, path, h1, h2 string) {
+		want := strings.ToLower(path)
+		for _, ext := range []string{".mdx", ".md", ".markdown"} {
+			want = strings.TrimSuffix(want, ext)
+		}
+		for _, h := range []string{h1, h2} {
+			want += " > " + strings.Join(strings.Fields(strings.ToLower(h)), " ")
+		}
+		if got := SectionKey(path, []string{h1, h2}); got != want {
+			t.Errorf("SectionKey(%q, %q, %q) = %q, want %q", path, h1, h2, got, want)
+		}
+	})
+}

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // SchemaVersion is carried by every payload; a consumer rejects (to the
@@ -247,11 +249,42 @@ func SectionKey(path string, headingPath []string) string {
 	for _, ext := range []string{".mdx", ".md", ".markdown"} {
 		p = strings.TrimSuffix(p, ext)
 	}
+	n := len(p)
+	for _, h := range headingPath {
+		n += len(" > ") + len(h)
+	}
 	var b strings.Builder
+	b.Grow(n)
 	b.WriteString(p)
 	for _, h := range headingPath {
 		b.WriteString(" > ")
-		b.WriteString(strings.Join(strings.Fields(strings.ToLower(h)), " "))
+		writeFolded(&b, h)
 	}
 	return b.String()
+}
+
+// writeFolded writes h lower-cased with its runs of white space collapsed
+// to one space and trimmed: strings.Join(strings.Fields(strings.ToLower(h)), " ")
+// without the intermediate strings.
+func writeFolded(b *strings.Builder, h string) {
+	space, started := false, false
+	for _, r := range h {
+		if unicode.IsSpace(r) {
+			space = started
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		started = true
+		if r < utf8.RuneSelf {
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+			b.WriteByte(byte(r))
+		} else {
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
 }
