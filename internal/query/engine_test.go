@@ -50,6 +50,11 @@ func TestPhrasesAreHonoured(t *testing.T) {
 	if len(r.Hits) < 2 {
 		t.Errorf("unquoted query should match more pages: %v", hitPaths(r))
 	}
+	// A quoted phrase with a stop word matches its own words.
+	r, _ = e.SearchDocs(contract.SearchRequest{Query: `"chain in the config"`})
+	if got := strings.Join(hitPaths(r), ","); got != "a.md" {
+		t.Errorf(`"chain in the config" → %s, want only a.md`, got)
+	}
 }
 
 func TestProximityPrefersCloseTerms(t *testing.T) {

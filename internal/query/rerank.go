@@ -27,7 +27,8 @@ func parseQuery(q string) (text string, phrases []string) {
 }
 
 // phraseTerms analyses each phrase into one term per position (the first
-// token there: identifier parts share their whole's position). Phrases of
+// token there: identifier parts share their whole's position), with ""
+// for a position a stop word leaves empty between two terms. Phrases of
 // fewer than two terms constrain nothing beyond the ordinary match.
 func phraseTerms(an *analysis.Analyzer, phrases []string) [][]string {
 	var out [][]string
@@ -38,37 +39,68 @@ func phraseTerms(an *analysis.Analyzer, phrases []string) [][]string {
 			if t.Pos == last {
 				continue
 			}
+			for gap := t.Pos - last - 1; gap > 0 && last >= 0; gap-- {
+				ts = append(ts, "")
+			}
 			last = t.Pos
 			ts = append(ts, t.Term)
 		}
-		if len(ts) >= 2 {
+		terms := 0
+		for _, t := range ts {
+			if t != "" {
+				terms++
+			}
+		}
+		if terms >= 2 {
 			out = append(out, ts)
 		}
 	}
 	return out
 }
 
-// hasPhrase reports whether the analysed text holds the terms in order at
-// consecutive positions (identifier parts sharing a position count too).
+// hasPhrase reports whether the analysed text holds the phrase's terms
+// at consecutive positions (identifier parts sharing a position count too)
+// and, for each "" in the phrase, a position left empty by a stop word.
+// Tokens come in position order, so the tokens at each position are found
+// through one table of where each position starts.
 func hasPhrase(toks []analysis.Token, phrase []string) bool {
-	at := make(map[int]map[string]bool, len(toks))
-	for _, t := range toks {
-		m := at[t.Pos]
-		if m == nil {
-			m = map[string]bool{}
-			at[t.Pos] = m
-		}
-		m[t.Term] = true
+	if len(toks) == 0 || len(phrase) == 0 {
+		return false
 	}
-	for _, t := range toks {
-		if t.Term != phrase[0] {
+	last := toks[len(toks)-1].Pos
+	// The tokens at position p are toks[start[p]:start[p+1]]: start[p]
+	// counts the tokens before p.
+	start := make([]int32, last+2)
+	for _, tok := range toks {
+		start[tok.Pos+1]++
+	}
+	for p := 1; p < len(start); p++ {
+		start[p] += start[p-1]
+	}
+	at := func(pos int, term string) bool {
+		if pos > last {
+			return false
+		}
+		held := toks[start[pos]:start[pos+1]]
+		if term == "" {
+			return len(held) == 0
+		}
+		for _, tok := range held {
+			if tok.Term == term {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tok := range toks {
+		if tok.Term != phrase[0] {
 			continue
 		}
-		pos, ok := t.Pos, true
-		for _, next := range phrase[1:] {
+		pos, ok := tok.Pos, true
+		for _, term := range phrase[1:] {
 			switch {
-			case at[pos][next]:
-			case at[pos+1][next]:
+			case term != "" && at(pos, term):
+			case at(pos+1, term):
 				pos++
 			default:
 				ok = false
@@ -101,7 +133,9 @@ func filterPhrases(an *analysis.Analyzer, hits []search.Hit, phrases [][]string)
 	need := map[string]bool{}
 	for _, p := range phrases {
 		for _, t := range p {
-			need[t] = true
+			if t != "" {
+				need[t] = true
+			}
 		}
 	}
 	ps := newProbeSet(need)
