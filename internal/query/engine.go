@@ -340,6 +340,7 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		total = len(hits)
 	}
 	ps := newProbeSet(termSet)
+	defer ps.release()
 	boostProximity(hits, ps)
 	kept, shadowed := Resolve(hits)
 	if len(kept) > topK {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"slices"
 	"sort"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/knowhub/knowhub/internal/search"
@@ -43,11 +44,17 @@ type probeSet struct {
 	starts [256][]int
 	pairs  *[1 << 10]uint64 // bit set of the first two bytes of probes
 	next   []int
+	built  bool // pb, starts and pairs hold the probes
 }
 
+// probeSets recycles probe sets, whose tables are a few kilobytes, across
+// queries.
+var probeSets = sync.Pool{New: func() any { return new(probeSet) }}
+
 // newProbeSet builds probes for a set of analysed terms, in a stable order.
+// Call release once the query is done with it.
 func newProbeSet(terms map[string]bool) *probeSet {
-	ps := &probeSet{}
+	ps := probeSets.Get().(*probeSet)
 	for t := range terms {
 		ps.terms = append(ps.terms, t)
 	}
@@ -64,6 +71,29 @@ func newProbeSet(terms map[string]bool) *probeSet {
 		ps.probes = append(ps.probes, p)
 	}
 	return ps
+}
+
+// release empties ps and gives it back for another query. Hits it
+// returned stay valid; ps itself must not be used again.
+func (ps *probeSet) release() {
+	for _, p := range ps.probes {
+		if p != "" {
+			ps.starts[p[0]] = ps.starts[p[0]][:0]
+		}
+	}
+	if ps.pairs != nil {
+		clear(ps.pairs[:])
+	}
+	clear(ps.pb)
+	ps.terms, ps.probes, ps.pb, ps.next = ps.terms[:0], ps.probes[:0], ps.pb[:0], ps.next[:0]
+	clear(ps.seen)
+	clear(ps.entries)
+	clear(ps.words)
+	ps.buf = ps.buf[:0]
+	ps.built = false
+	if cap(ps.buf) <= 1<<20 {
+		probeSets.Put(ps)
+	}
 }
 
 // scan returns every probe occurrence in text, ordered by position.
@@ -129,18 +159,18 @@ func (ps *probeSet) textHits(e *search.Entry) []probeHit {
 // position; a probe's occurrences do not overlap. One pass looks at each
 // byte once: only bytes that start some probe are compared further.
 func (ps *probeSet) find(lower []byte) []probeHit {
-	if ps.pb == nil {
-		ps.pb = make([][]byte, len(ps.probes))
-		ps.next = make([]int, len(ps.probes))
+	if !ps.built {
+		ps.built = true
+		ps.next = slices.Grow(ps.next[:0], len(ps.probes))[:len(ps.probes)]
 		for i, p := range ps.probes {
-			ps.pb[i] = []byte(p)
+			ps.pb = append(ps.pb, []byte(p))
 			if p != "" {
 				ps.starts[p[0]] = append(ps.starts[p[0]], i)
 				ps.addPairs(p)
 			}
 		}
 	}
-	if ps.pairs == nil {
+	if ps.pairs == nil || len(ps.pb) == 0 {
 		return nil // no probes
 	}
 	clear(ps.next)

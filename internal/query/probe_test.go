@@ -52,3 +52,26 @@ func TestEntryProbesAgreeWithTextScan(t *testing.T) {
 		t.Errorf("only %d probes found in the text", len(want))
 	}
 }
+
+// TestReleasedProbeSetsStartAfresh: a recycled probe set finds what a new
+// one finds, whatever its last query held.
+func TestReleasedProbeSetsStartAfresh(t *testing.T) {
+	text := "Configure a fallback model chain, then restart the gateway: 模型 fallbacks."
+	first := newProbeSet(map[string]bool{"configur": true, "fallback": true, "a": true, "模型": true})
+	want1 := first.scan(text)
+	first.release()
+	for range 3 {
+		ps := newProbeSet(map[string]bool{"restart": true, "gateway": true})
+		got := ps.scan(text)
+		fresh := (&probeSet{terms: []string{"gateway", "restart"}, probes: []string{"gate", "rest"}}).scan(text)
+		if !slices.Equal(got, fresh) || len(got) != 2 {
+			t.Fatalf("recycled probe set found %v, a fresh one %v", got, fresh)
+		}
+		ps.release()
+	}
+	again := newProbeSet(map[string]bool{"configur": true, "fallback": true, "a": true, "模型": true})
+	defer again.release()
+	if got := again.scan(text); !slices.Equal(got, want1) {
+		t.Errorf("after reuse %v, first time %v", got, want1)
+	}
+}

@@ -139,6 +139,7 @@ func filterPhrases(an *analysis.Analyzer, hits []search.Hit, phrases [][]string)
 		}
 	}
 	ps := newProbeSet(need)
+	defer ps.release()
 	out := hits[:0]
 	for _, h := range hits {
 		text := entryText(h.Entry)
