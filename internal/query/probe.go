@@ -45,6 +45,9 @@ type probeSet struct {
 	pairs  *[1 << 10]uint64 // bit set of the first two bytes of probes
 	next   []int
 	built  bool // pb, starts and pairs hold the probes
+	// hits backs the hit lists find returns, which stay valid until
+	// release: a list's slice of it never changes once returned.
+	hits []probeHit
 }
 
 // probeSets recycles probe sets, whose tables are a few kilobytes, across
@@ -90,8 +93,9 @@ func (ps *probeSet) release() {
 	clear(ps.entries)
 	clear(ps.words)
 	ps.buf = ps.buf[:0]
+	ps.hits = ps.hits[:0]
 	ps.built = false
-	if cap(ps.buf) <= 1<<20 {
+	if cap(ps.buf) <= 1<<20 && cap(ps.hits) <= 1<<16 {
 		probeSets.Put(ps)
 	}
 }
@@ -174,7 +178,8 @@ func (ps *probeSet) find(lower []byte) []probeHit {
 		return nil // no probes
 	}
 	clear(ps.next)
-	var hits []probeHit
+	start := len(ps.hits)
+	hits := ps.hits
 	pairs := ps.pairs
 	last := len(lower) - 1
 	for at := 0; at < last; at++ {
@@ -188,7 +193,11 @@ func (ps *probeSet) find(lower []byte) []probeHit {
 			hits = ps.matchAt(lower, last, hits)
 		}
 	}
-	return hits
+	ps.hits = hits
+	if len(hits) == start {
+		return nil
+	}
+	return hits[start:len(hits):len(hits)]
 }
 
 // matchAt appends the occurrences of probes that start at lower[at].

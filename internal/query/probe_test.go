@@ -3,6 +3,7 @@ package query
 import (
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/knowhub/knowhub/internal/search"
@@ -59,6 +60,13 @@ func TestReleasedProbeSetsStartAfresh(t *testing.T) {
 	text := "Configure a fallback model chain, then restart the gateway: 模型 fallbacks."
 	first := newProbeSet(map[string]bool{"configur": true, "fallback": true, "a": true, "模型": true})
 	want1 := first.scan(text)
+	kept := slices.Clone(want1)
+	for i := range 50 { // later scans of one query leave earlier hit lists alone
+		first.scan(strings.Repeat("a fallback ", i+1))
+	}
+	if !slices.Equal(want1, kept) {
+		t.Fatalf("a later scan changed an earlier hit list: %v, was %v", want1, kept)
+	}
 	first.release()
 	for range 3 {
 		ps := newProbeSet(map[string]bool{"restart": true, "gateway": true})

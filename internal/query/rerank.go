@@ -8,11 +8,14 @@ import (
 	"github.com/knowhub/knowhub/internal/search"
 )
 
+// curlyQuotes turns typographic double quotes into plain ones.
+var curlyQuotes = strings.NewReplacer("“", `"`, "”", `"`, "„", `"`)
+
 // parseQuery splits a user query into its text and its quoted phrases.
 // It never fails: an unbalanced quote is just a character, and curly
 // quotes count as quotes.
 func parseQuery(q string) (text string, phrases []string) {
-	q = strings.NewReplacer("“", `"`, "”", `"`, "„", `"`).Replace(q)
+	q = curlyQuotes.Replace(q)
 	if strings.Count(q, `"`) < 2 {
 		return strings.ReplaceAll(q, `"`, " "), nil
 	}
