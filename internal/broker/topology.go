@@ -119,8 +119,8 @@ const (
 // an answer: a request that timed out, or one that found no JetStream to
 // answer it. Workers that start together against a cluster that is still
 // forming get such failures: while one of them creates a replicated stream,
-// the same request from the others can go unanswered while the first is
-// in flight. Any other error, or ctx ending, returns at once.
+// the same request from the others can go unanswered. Any other error, or
+// ctx ending, returns at once.
 func retryUnanswered(ctx context.Context, op func(context.Context) error) error {
 	wait := topologyBackoff
 	for attempt := 1; ; attempt++ {
