@@ -28,11 +28,17 @@ func BenchmarkPut(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		ix, _ := New(DocsParams())
-		for d, doc := range docs {
-			ix.Put(fmt.Sprint(d), doc, nil)
-		}
+		loadDocs(docs)
 	}
+}
+
+// loadDocs puts docs into a new index, each under its ordinal as key.
+func loadDocs(docs []*contract.IndexDoc) *Index {
+	ix, _ := New(DocsParams())
+	for d, doc := range docs {
+		ix.Put(fmt.Sprint(d), doc, nil)
+	}
+	return ix
 }
 
 // BenchmarkLoadLargeVocabulary measures loading a replica whose
@@ -72,10 +78,7 @@ func BenchmarkLoadLargeVocabulary(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		ix, _ := New(DocsParams())
-		for d, doc := range docs {
-			ix.Put(fmt.Sprint(d), doc, nil)
-		}
+		ix := loadDocs(docs)
 		b.ReportMetric(float64(len(ix.terms)), "terms")
 	}
 }
