@@ -65,7 +65,10 @@ type VocabBuilder struct {
 	// analyzer hands out each term as the same string again and again, and
 	// recognising it by address spares hashing it. A slot holds the string
 	// itself, so its bytes cannot be freed and reused while remembered.
+	// Slots of earlier documents are told apart by gen, so Reset need not
+	// clear them.
 	same    [sameSlots]sameSlot
+	gen     uint32
 	vocab   []string
 	count   []uint32 // frequency in the open field, by id
 	touched []uint32 // ids counted in the open field, in first-seen order
@@ -83,13 +86,16 @@ const (
 type sameSlot struct {
 	term string
 	id   uint32
+	gen  uint32 // the document the slot was filled for
 }
 
 // Reset empties the builder for another document, keeping its memory.
 // Fields and vocabularies it returned stay valid.
 func (b *VocabBuilder) Reset() {
 	clear(b.ids)
-	clear(b.same[:])
+	if b.gen++; b.gen == 0 { // wrapped: slots of gen 0 would look current
+		clear(b.same[:])
+	}
 	b.vocab = b.vocab[:0]
 	b.count = b.count[:0]
 	b.touched = b.touched[:0]
@@ -102,7 +108,7 @@ func (b *VocabBuilder) Add(term string, tf uint32) {
 	p := unsafe.StringData(term)
 	slot := &b.same[uint64(uintptr(unsafe.Pointer(p)))*0x9E3779B97F4A7C15>>(64-sameBits)]
 	var id uint32
-	if len(term) > 0 && unsafe.StringData(slot.term) == p && len(slot.term) == len(term) {
+	if slot.gen == b.gen && len(term) > 0 && unsafe.StringData(slot.term) == p && len(slot.term) == len(term) {
 		id = slot.id
 	} else {
 		if b.ids == nil {
@@ -115,7 +121,7 @@ func (b *VocabBuilder) Add(term string, tf uint32) {
 			b.vocab = append(b.vocab, term)
 			b.count = append(b.count, 0)
 		}
-		slot.term, slot.id = term, id
+		slot.term, slot.id, slot.gen = term, id, b.gen
 	}
 	if b.count[id] == 0 {
 		b.touched = append(b.touched, id)
