@@ -179,8 +179,8 @@ func nodeText(n *yaml.Node) string {
 // of top-level "key: value" lines whose value is a one-line plain or quoted
 // scalar, or empty and followed by a block sequence of such scalars or, for
 // a key Split does not read (such as a translation tool's metadata), by a
-// block mapping of "key: scalar" lines, with comment and blank lines. A repeated key makes the front matter invalid,
-// as for the YAML decoder. It reports false for anything else, so that the
+// block mapping of "key: scalar" lines, with comment and blank lines. A
+// repeated key makes the front matter invalid, as for the YAML decoder. It reports false for anything else, so that the
 // YAML parser decides; where it reports true it agrees with
 // decodeFrontMatter (FuzzFrontMatter checks this).
 func quickFrontMatter(yml []byte) (frontMatter, bool) {

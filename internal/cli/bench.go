@@ -26,19 +26,17 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	var replicaArgs []string
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
 		if err != nil {
 			return err
 		}
 		defer stop()
+		replicaArgs = []string{"--cpuprofile", *cpuProfile + ".replica"}
 	}
 	if *memProfile != "" {
 		defer writeAllocs(*memProfile, stderr)
-	}
-	var replicaArgs []string
-	if *cpuProfile != "" {
-		replicaArgs = []string{"--cpuprofile", *cpuProfile + ".replica"}
 	}
 	res, err := bench.Run(ctx, bench.Config{Corpus: *corpus, Queries: *queries, Edits: *edits, ReplicaArgs: replicaArgs, Out: stdout, Log: log})
 	if err != nil {

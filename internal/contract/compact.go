@@ -148,8 +148,8 @@ func (b *VocabBuilder) Field(name string) (FieldTerms, bool) {
 
 // Vocab sorts the terms of every field returned by Field by vocabulary
 // index and returns the vocabulary, in the order terms were first added.
-// (Sorting the vocabulary itself would cost more than the rest of the
-// builder, and no reader needs it.)
+// (Sorting the vocabulary itself cost a tenth of BuildDoc on the i18n
+// archive, and no reader needs it.)
 func (b *VocabBuilder) Vocab() []string {
 	if len(b.vocab) == 0 {
 		return nil

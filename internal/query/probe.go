@@ -76,8 +76,8 @@ func newProbeSet(terms map[string]bool) *probeSet {
 	return ps
 }
 
-// release empties ps and gives it back for another query. Hits it
-// returned stay valid; ps itself must not be used again.
+// release empties ps and gives it back for another query. Neither ps nor
+// the hit lists it returned may be used again: the next query reuses them.
 func (ps *probeSet) release() {
 	for _, p := range ps.probes {
 		if p != "" {

@@ -37,7 +37,7 @@ func phraseTerms(an *analysis.Analyzer, phrases []string) [][]string {
 	var out [][]string
 	for _, p := range phrases {
 		var ts []string
-		last := -1
+		last, terms := -1, 0
 		for _, t := range an.Analyze(p) {
 			if t.Pos == last {
 				continue
@@ -47,12 +47,7 @@ func phraseTerms(an *analysis.Analyzer, phrases []string) [][]string {
 			}
 			last = t.Pos
 			ts = append(ts, t.Term)
-		}
-		terms := 0
-		for _, t := range ts {
-			if t != "" {
-				terms++
-			}
+			terms++
 		}
 		if terms >= 2 {
 			out = append(out, ts)
