@@ -51,19 +51,18 @@ type Config struct {
 
 // Result holds the measured figures.
 type Result struct {
-	Files, Sections    int
-	CorpusBytes        int64
-	ColdIndex          time.Duration
-	ColdIndexCPU       time.Duration // user+system CPU of the whole process meanwhile
-	ReplicaReady       time.Duration
-	ReplicaRSS         int64 // bytes, after the queries
-	ReplicaPeakRSS     int64
-	QueryP50, QueryP90 time.Duration
-	QueryP99, QueryMax time.Duration
-	RoundTripP50       time.Duration // a no-op request through the same path
-	EngineP50          time.Duration // the search itself, as the replica reports it
-	EditP50, EditMax   time.Duration
-	Debounce           time.Duration
+	Files, Sections int
+	CorpusBytes     int64
+	ColdIndex       time.Duration
+	ColdIndexCPU    time.Duration // user+system CPU of the whole process meanwhile
+	ReplicaReady    time.Duration
+	ReplicaRSS      int64 // bytes, after the queries
+	ReplicaPeakRSS  int64
+	// Queries go over TCP to the all-in-one node as `knowhub up` runs it
+	// (Up), then to a query replica in a process of its own (Replica).
+	Up, Replica      Latency
+	EditP50, EditMax time.Duration
+	Debounce         time.Duration
 }
 
 // Run performs the benchmark.
@@ -142,6 +141,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Files, res.Sections = st.Sources, st.Chunks
 	fmt.Fprintf(cfg.Out, "cold index: %d files, %d sections in %s (%s of CPU in this process, embedded NATS included)\n",
 		res.Files, res.Sections, res.ColdIndex.Round(time.Millisecond), res.ColdIndexCPU.Round(time.Millisecond))
+	queries, err := headingQueries(docs, 500)
+	if err != nil {
+		stopNode()
+		return nil, err
+	}
+	// Query latency over TCP to the node as `knowhub up` serves it: the
+	// request crosses TCP to the embedded server, whose process runs the
+	// query stage too.
+	lat, err := measureQueries(client, queries, cfg.Queries)
+	if err != nil {
+		stopNode()
+		return nil, err
+	}
+	res.Up = lat
+	lat.print(cfg.Out, "knowhub up (the query stage in the server's process)")
 	stopNode()
 	if err := <-nodeDone; err != nil {
 		return nil, err
@@ -168,53 +182,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.ReplicaReady = ready
 	fmt.Fprintf(cfg.Out, "query replica ready in %s (process start included)\n", ready.Round(time.Millisecond))
 
-	// 4. Query latency over TCP, request-reply.
-	queries, err := headingQueries(docs, 500)
+	// 4. Query latency over TCP, request-reply, to the replica process.
+	lat, err = measureQueries(client, queries, cfg.Queries)
 	if err != nil {
 		return nil, err
 	}
-	lat := make([]time.Duration, 0, cfg.Queries)
-	engine := make([]time.Duration, 0, cfg.Queries) // as the replica reports it
-	for i := 0; i < cfg.Queries+100; i++ {
-		data, _ := json.Marshal(contract.SearchRequest{Query: queries[i%len(queries)]})
-		t0 := time.Now()
-		msg, err := client.Request(contract.SubjectSearchDocs, data, 5*time.Second)
-		d := time.Since(t0)
-		if err != nil {
-			return nil, fmt.Errorf("query %q: %w", queries[i%len(queries)], err)
-		}
-		if e := msg.Header.Get("Nats-Service-Error"); e != "" {
-			return nil, fmt.Errorf("query %q: %s", queries[i%len(queries)], e)
-		}
-		var resp contract.SearchResponse
-		if err := json.Unmarshal(msg.Data, &resp); err != nil {
-			return nil, fmt.Errorf("query %q: reply: %w", queries[i%len(queries)], err)
-		}
-		if i >= 100 { // the first hundred warm up
-			lat = append(lat, d)
-			engine = append(engine, time.Duration(resp.TookMicros)*time.Microsecond)
-		}
-	}
-	slices.Sort(lat)
-	slices.Sort(engine)
-	res.EngineP50 = pct(engine, 50)
-	res.QueryP50, res.QueryP90 = pct(lat, 50), pct(lat, 90)
-	res.QueryP99, res.QueryMax = pct(lat, 99), lat[len(lat)-1]
-	fmt.Fprintf(cfg.Out, "query latency over %d requests: p50 %s  p90 %s  p99 %s  max %s (search in the replica: p50 %s)\n",
-		len(lat), res.QueryP50, res.QueryP90, res.QueryP99, res.QueryMax, res.EngineP50)
-	// The floor: the same round trip to the replica's micro PING
-	// endpoint, which does no work.
-	floor := make([]time.Duration, 0, 1000)
-	for range 1000 {
-		t0 := time.Now()
-		if _, err := client.Request("$SRV.PING."+contract.ServiceName, nil, 5*time.Second); err != nil {
-			return nil, err
-		}
-		floor = append(floor, time.Since(t0))
-	}
-	slices.Sort(floor)
-	res.RoundTripP50 = pct(floor, 50)
-	fmt.Fprintf(cfg.Out, "request-reply floor (micro PING of the replica, same path): p50 %s\n", res.RoundTripP50)
+	res.Replica = lat
+	lat.print(cfg.Out, "the query replica process")
 	res.ReplicaRSS, res.ReplicaPeakRSS = rss(replica.Process.Pid)
 	fmt.Fprintf(cfg.Out, "query replica memory: RSS %.0f MB, peak %.0f MB\n", float64(res.ReplicaRSS)/1e6, float64(res.ReplicaPeakRSS)/1e6)
 
@@ -249,6 +223,67 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 // cpuTime is the user and system CPU time this process has used.
+// Latency is the distribution of docs queries over NATS request-reply.
+type Latency struct {
+	N                  int // timed queries
+	P50, P90, P99, Max time.Duration
+	// EngineP50 is the search itself, as the query service reports it.
+	EngineP50 time.Duration
+	// FloorP50 is a no-op request on the same path: the service's micro
+	// PING.
+	FloorP50 time.Duration
+}
+
+func (l Latency) print(w io.Writer, to string) {
+	fmt.Fprintf(w, "query latency to %s over %d requests: p50 %s  p90 %s  p99 %s  max %s\n", to, l.N, l.P50, l.P90, l.P99, l.Max)
+	fmt.Fprintf(w, "  the search itself: p50 %s; request-reply floor (micro PING, same path): p50 %s\n", l.EngineP50, l.FloorP50)
+}
+
+// measureQueries sends docs queries over client, cycling through queries:
+// a hundred to warm up, then n timed; then a thousand no-op requests for
+// the floor.
+func measureQueries(client *nats.Conn, queries []string, n int) (Latency, error) {
+	lat := make([]time.Duration, 0, n)
+	engine := make([]time.Duration, 0, n)
+	for i := 0; i < n+100; i++ {
+		q := queries[i%len(queries)]
+		data, _ := json.Marshal(contract.SearchRequest{Query: q})
+		t0 := time.Now()
+		msg, err := client.Request(contract.SubjectSearchDocs, data, 5*time.Second)
+		d := time.Since(t0)
+		if err != nil {
+			return Latency{}, fmt.Errorf("query %q: %w", q, err)
+		}
+		if e := msg.Header.Get("Nats-Service-Error"); e != "" {
+			return Latency{}, fmt.Errorf("query %q: %s", q, e)
+		}
+		var resp contract.SearchResponse
+		if err := json.Unmarshal(msg.Data, &resp); err != nil {
+			return Latency{}, fmt.Errorf("query %q: reply: %w", q, err)
+		}
+		if i >= 100 {
+			lat = append(lat, d)
+			engine = append(engine, time.Duration(resp.TookMicros)*time.Microsecond)
+		}
+	}
+	floor := make([]time.Duration, 0, 1000)
+	for range 1000 {
+		t0 := time.Now()
+		if _, err := client.Request("$SRV.PING."+contract.ServiceName, nil, 5*time.Second); err != nil {
+			return Latency{}, err
+		}
+		floor = append(floor, time.Since(t0))
+	}
+	for _, s := range [][]time.Duration{lat, engine, floor} {
+		slices.Sort(s)
+	}
+	return Latency{
+		N:   len(lat),
+		P50: pct(lat, 50), P90: pct(lat, 90), P99: pct(lat, 99), Max: lat[len(lat)-1],
+		EngineP50: pct(engine, 50), FloorP50: pct(floor, 50),
+	}, nil
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

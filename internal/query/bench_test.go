@@ -16,7 +16,8 @@ import (
 	"github.com/knowhub/knowhub/internal/indexer"
 )
 
-// loadCorpus indexes a Markdown directory into a fresh engine without NATS.
+// loadCorpus indexes a Markdown directory into a fresh engine without NATS
+// and returns the queries of the benchmarks.
 func loadCorpus(tb testing.TB, dir string) (*Engine, []string) {
 	tb.Helper()
 	if _, err := os.Stat(dir); err != nil {
@@ -42,9 +43,12 @@ func loadCorpus(tb testing.TB, dir string) (*Engine, []string) {
 		seq++
 		cs := &contract.ChunkSet{Repo: "bench", Path: rel, FileSeq: seq, Chunks: chunks}
 		e.Apply(contract.DocKey("bench", rel), indexer.BuildDoc(cs, an), seq)
-		for _, c := range chunks {
-			if n := len(c.HeadingPath); n > 1 && len(queries) < 500 {
-				queries = append(queries, strings.ToLower(c.HeadingPath[n-1]))
+		// Queries as `knowhub bench` picks them: second-level headings
+		// of two words or more.
+		for line := range strings.Lines(string(data)) {
+			h, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "## ")
+			if ok && len(strings.Fields(h)) >= 2 && len(queries) < 500 {
+				queries = append(queries, strings.Trim(h, "`* "))
 			}
 		}
 		return nil
