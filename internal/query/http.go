@@ -172,9 +172,13 @@ func intParam(v, name string) (int, error) {
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
+	data, err := encodeReply(v)
+	if err != nil {
+		status, data = http.StatusInternalServerError, []byte(`{"error":"encode reply"}`)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	_, _ = w.Write(append(data, '\n'))
 }
 
 func writeError(w http.ResponseWriter, status int, err error) {

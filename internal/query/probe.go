@@ -35,10 +35,12 @@ type probeSet struct {
 	// proximity and snippets look at the same top hits.
 	seen    map[string][]probeHit
 	entries map[*search.Entry][]probeHit
-	// words caches whether a word of a snippet analyses to a query term.
-	words map[string]bool
-	buf   []byte
-	pb    [][]byte
+	// words caches whether a word of a snippet analyses to a query term;
+	// wordTerms is the scratch of that analysis.
+	words     map[string]bool
+	wordTerms []string
+	buf       []byte
+	pb        [][]byte
 	// starts lists the probes by first byte; next is, per probe, where
 	// its next occurrence may start.
 	starts [256][]int
@@ -92,6 +94,8 @@ func (ps *probeSet) release() {
 	clear(ps.seen)
 	clear(ps.entries)
 	clear(ps.words)
+	clear(ps.wordTerms[:cap(ps.wordTerms)])
+	ps.wordTerms = ps.wordTerms[:0]
 	ps.buf = ps.buf[:0]
 	ps.hits = ps.hits[:0]
 	ps.built = false

@@ -289,7 +289,12 @@ func jsonEndpoint[Req, Resp any](fn func(Req) (Resp, error)) micro.HandlerFunc {
 			_ = req.Error(strconv.Itoa(StatusOf(err)), err.Error(), nil)
 			return
 		}
-		_ = req.RespondJSON(out)
+		data, err := encodeReply(out)
+		if err != nil {
+			_ = req.Error("500", "encode reply: "+err.Error(), nil)
+			return
+		}
+		_ = req.Respond(data)
 	}
 }
 

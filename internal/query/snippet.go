@@ -50,8 +50,9 @@ func (ps *probeSet) isTerm(an *analysis.Analyzer, word string, terms map[string]
 		return ok
 	}
 	ok := false
-	for _, t := range an.Analyze(word) {
-		if terms[t.Term] {
+	ps.wordTerms = an.AppendTerms(ps.wordTerms[:0], word)
+	for _, t := range ps.wordTerms {
+		if terms[t] {
 			ok = true
 			break
 		}
