@@ -385,6 +385,7 @@ func rss(pid int) (cur, peak int64) {
 // fixed order, as realistic queries.
 func headingQueries(dir string, n int) ([]string, error) {
 	var out []string
+	buf := make([]byte, 1<<20) // one line buffer for every file
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || len(out) >= n {
 			return err
@@ -398,7 +399,7 @@ func headingQueries(dir string, n int) ([]string, error) {
 		}
 		defer f.Close()
 		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		sc.Buffer(buf, len(buf))
 		for sc.Scan() && len(out) < n {
 			if h, ok := strings.CutPrefix(sc.Text(), "## "); ok && len(strings.Fields(h)) >= 2 {
 				out = append(out, strings.Trim(h, "`* "))
