@@ -59,32 +59,6 @@ type Options struct {
 	MaxTokens int
 }
 
-// Split chunks the Markdown (or MDX) document src found at path, a
-// slash-separated repository-relative path used for the fallback title and
-// the chunk IDs.
-//
-// Every top-level heading (ATX or setext, h1–h6) starts a section whose
-// HeadingPath is the text of the enclosing headings, nested by level. Text
-// before the first heading becomes a chunk with an empty HeadingPath when it
-// is not blank. A section whose body is empty still yields a chunk, so its
-// heading stays searchable, unless the next heading is one of its children:
-// the child's HeadingPath already carries the parent's heading.
-//
-// YAML front matter is never part of any Text; its title, summary and
-// read_when fields are copied onto every chunk. Title falls back to the
-// first h1, then to the file name without extension.
-//
-// Chunk IDs are the first 16 hex digits of a SHA-256 over the path, the
-// heading path, the occurrence index of that heading path in the file and
-// the part index. They are stable across edits of a section's body and
-// unique within the file.
-//
-// Chunk texts are substrings of one string per document, so a kept chunk
-// keeps the document's text alive.
-//
-// An empty, blank or front-matter-only document yields no chunks and no
-// error. The only error is ErrInvalidUTF8, wrapped with the path; it is
-// permanent.
 // MaxNesting bounds block-quote and list nesting: goldmark's time grows
 // quadratically with it, so a hostile file could stall a worker for
 // minutes. Real documentation nests a handful of levels.
@@ -116,10 +90,41 @@ func maxNesting(body []byte) int {
 	return deepest
 }
 
+// Split chunks the Markdown (or MDX) document src found at path, a
+// slash-separated repository-relative path used for the fallback title and
+// the chunk IDs.
+//
+// Every top-level heading (ATX or setext, h1–h6) starts a section whose
+// HeadingPath is the text of the enclosing headings, nested by level. Text
+// before the first heading becomes a chunk with an empty HeadingPath when it
+// is not blank. A section whose body is empty still yields a chunk, so its
+// heading stays searchable, unless the next heading is one of its children:
+// the child's HeadingPath already carries the parent's heading.
+//
+// YAML front matter is never part of any Text; its title, summary and
+// read_when fields are copied onto every chunk. Title falls back to the
+// first h1, then to the file name without extension.
+//
+// Chunk IDs are the first 16 hex digits of a SHA-256 over the path, the
+// heading path, the occurrence index of that heading path in the file and
+// the part index. They are stable across edits of a section's body and
+// unique within the file.
+//
+// Chunk texts are substrings of one string per document, so a kept chunk
+// keeps the document's text alive.
+//
+// An empty, blank or front-matter-only document yields no chunks and no
+// error. The errors are ErrInvalidUTF8 and ErrTooDeep, wrapped with the
+// path; both are permanent.
 func Split(path string, src []byte, opts Options) ([]contract.Chunk, error) {
 	if !utf8.Valid(src) {
 		return nil, fmt.Errorf("chunk %s: %w", path, ErrInvalidUTF8)
 	}
+	return split(path, src, opts)
+}
+
+// split is Split of a src known to be valid UTF-8.
+func split(path string, src []byte, opts Options) ([]contract.Chunk, error) {
 	maxTokens := opts.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = DefaultMaxTokens
