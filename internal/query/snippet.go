@@ -130,9 +130,11 @@ type spaceCollapser struct {
 
 func (w *spaceCollapser) write(s string) {
 	for i := 0; i < len(s); {
-		// Copy a run of bytes that are not white space at once.
+		// Copy a run of bytes that are not white space at once: ASCII
+		// other than spaces, and runes whose first byte no space starts
+		// with (most scripts), with their continuation bytes.
 		j := i
-		for j < len(s) && s[j] < utf8.RuneSelf && !asciiSpace[s[j]] {
+		for j < len(s) && !mayBeSpace[s[j]] {
 			j++
 		}
 		if j > i {
@@ -164,7 +166,12 @@ func (w *spaceCollapser) flush() {
 	w.pending = false
 }
 
-var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+// mayBeSpace marks the bytes that may start white space: ASCII spaces,
+// and the first bytes of the encodings of the other Unicode spaces (U+0085
+// and U+00A0 start with 0xC2, U+1680 with 0xE1, U+2000–U+205F with 0xE2,
+// U+3000 with 0xE3). Continuation bytes never start a rune.
+var mayBeSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true,
+	0xC2: true, 0xE1: true, 0xE2: true, 0xE3: true}
 
 // maxWordBack bounds how far a cut moves to reach a word boundary.
 const maxWordBack = 32

@@ -64,3 +64,20 @@ func TestMarkCollapsesWhiteSpace(t *testing.T) {
 		t.Errorf("cut mark = %q, want %q", got, "…lead…")
 	}
 }
+
+// FuzzMarkWhiteSpace checks that an unmarked, uncut snippet is the text's
+// words joined by single spaces, every Unicode space counting as one.
+func FuzzMarkWhiteSpace(f *testing.F) {
+	for _, s := range []string{"", " a  b ", "x\u0085y\u00a0z\u1680w\u2000\u200a\u2028\u2029\u202f\u205f\u3000v",
+		"مرحبا  بالعالم\tكيف", "Привет,\u00a0мир", "配置\u3000网关 回退", "©®\u00a0¼ ‐—… “quoted”"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if !utf8.ValidString(text) {
+			return
+		}
+		if got, want := mark(text, 0, len(text), nil), strings.Join(strings.Fields(text), " "); got != want {
+			t.Errorf("mark(%q) = %q, want %q", text, got, want)
+		}
+	})
+}

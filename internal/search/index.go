@@ -901,8 +901,12 @@ func less(a, b Hit) bool {
 	if a.Score != b.Score {
 		return a.Score < b.Score
 	}
-	if a.Entry.Source.Key != b.Entry.Source.Key {
-		return a.Entry.Source.Key > b.Entry.Source.Key
+	// Ties are common at scale (translations share code blocks): compare
+	// the keys once, and not at all within one source.
+	if sa, sb := a.Entry.Source, b.Entry.Source; sa != sb {
+		if c := strings.Compare(sa.Key, sb.Key); c != 0 {
+			return c > 0
+		}
 	}
 	return a.Entry.Ord > b.Entry.Ord
 }

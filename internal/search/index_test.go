@@ -177,6 +177,26 @@ func TestTopKIsSortedAndDeterministic(t *testing.T) {
 	}
 }
 
+// TestTiesGoToTheEarliestKeyThenOrdinal checks the order of equal scores:
+// by source key, then by the chunk's ordinal, whatever the order of Puts.
+func TestTiesGoToTheEarliestKeyThenOrdinal(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	same := map[string]int{"t": 2, "pad": 3}
+	for i, key := range []string{"c", "a", "bb", "b"} {
+		ix.Put(key, doc(uint64(i+1), same, same), nil)
+	}
+	for _, limit := range []int{3, 8} {
+		var got []string
+		for _, h := range search(ix, limit, "t") {
+			got = append(got, fmt.Sprint(h.Entry.Source.Key, "/", h.Entry.Ord))
+		}
+		want := []string{"a/0", "a/1", "b/0", "b/1", "bb/0", "bb/1", "c/0", "c/1"}[:limit]
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("limit %d: ties ordered %v, want %v", limit, got, want)
+		}
+	}
+}
+
 func TestGroupedTermsCountBestVariantOnce(t *testing.T) {
 	ix := mustNew(t, bodyParams())
 	ix.Put("a", doc(1, map[string]int{"search": 1, "serch": 1}), nil)
