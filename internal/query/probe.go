@@ -234,7 +234,8 @@ func (ps *probeSet) addPairs(p string) {
 }
 
 // appendLower appends s with ASCII letters lower-cased, eight bytes at a
-// time where they are all ASCII.
+// time, whatever the script: a byte at or above 0x80 is part of a
+// multi-byte rune and is left as it is.
 func appendLower(dst []byte, s string) []byte {
 	n := len(dst)
 	dst = append(dst, s...)
@@ -242,14 +243,13 @@ func appendLower(dst []byte, s string) []byte {
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
 		w := binary.LittleEndian.Uint64(b[i:])
-		if w&0x8080808080808080 != 0 {
-			lowerBytes(b[i : i+8])
-			continue
-		}
-		// Per byte: 0x80 set where the byte is in 'A'..'Z', then 0x20.
-		ge := (w + 0x3f3f3f3f3f3f3f3f) & 0x8080808080808080 // >= 'A'
-		gt := (w + 0x2525252525252525) & 0x8080808080808080 // > 'Z'
-		binary.LittleEndian.PutUint64(b[i:], w|(ge&^gt)>>2)
+		// Per byte, on its low seven bits (so that no sum carries into
+		// the next byte): 0x80 set where it is in 'A'..'Z', then 0x20,
+		// for bytes below 0x80 only.
+		x := w & 0x7f7f7f7f7f7f7f7f
+		ge := (x + 0x3f3f3f3f3f3f3f3f) & 0x8080808080808080 // >= 'A'
+		gt := (x + 0x2525252525252525) & 0x8080808080808080 // > 'Z'
+		binary.LittleEndian.PutUint64(b[i:], w|(ge&^gt&^w)>>2)
 	}
 	lowerBytes(b[i:])
 	return dst
