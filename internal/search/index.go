@@ -529,7 +529,7 @@ func (ix *Index) search(q Query) (hits []Hit, total int, pruned bool) {
 		ix.scoreGroup(acc, &sc, g, pruned)
 	}
 	hits, total = acc.top(ix.entries, ix.stats, q.Filter, q.Limit)
-	return hits, total + acc.countSeen(ix.entries, ix.stats, q.Filter), pruned
+	return hits, total + acc.countSeen(ix.entries, ix.stats, q.Filter, ix.dead > 0), pruned
 }
 
 // scorer holds one query's BM25F constants: a field's length norm is
@@ -779,13 +779,22 @@ func (a *accumulator) see(doc uint32) {
 }
 
 // countSeen counts the live entries noted by see that pass filter, and
-// clears the marks.
-func (a *accumulator) countSeen(entries []*Entry, stats []docStat, filter func(*Entry) bool) int {
+// clears the marks. Without a filter, in an index with no dead entry (the
+// usual case), every noted entry counts and none is read: at scale most
+// of them would be a cache miss each.
+func (a *accumulator) countSeen(entries []*Entry, stats []docStat, filter func(*Entry) bool, anyDead bool) int {
 	n := 0
-	for _, d := range a.seenList {
-		a.seen[d/64] = 0
-		if stats[d].alive() && (filter == nil || filter(entries[d])) {
-			n++
+	if filter == nil && !anyDead {
+		n = len(a.seenList)
+		for _, d := range a.seenList {
+			a.seen[d/64] = 0
+		}
+	} else {
+		for _, d := range a.seenList {
+			a.seen[d/64] = 0
+			if stats[d].alive() && (filter == nil || filter(entries[d])) {
+				n++
+			}
 		}
 	}
 	a.seenList = a.seenList[:0]
@@ -848,32 +857,61 @@ func siftDown(h []float64, i int) {
 	}
 }
 
+// top returns the best limit hits among the scored entries that pass
+// filter, best first, and how many passed. A first pass computes the final
+// scores and keeps the best limit of them in a min-heap, whose root is
+// then the lowest score the top can hold; the second keeps the best limit
+// hits in order among the entries at or above it, so that entries below
+// are passed over on one comparison of floats, and only ties at the root
+// (common at scale, where translations share code blocks) are ordered by
+// their keys.
 func (a *accumulator) top(entries []*Entry, stats []docStat, filter func(*Entry) bool, limit int) ([]Hit, int) {
-	hits := make([]Hit, 0, limit+1)
+	h := a.heap[:0]
 	total := 0
 	for _, d := range a.touched {
-		e := entries[d]
-		s := a.score[d] * stats[d].boost
-		a.score[d] = 0
-		if filter != nil && !filter(e) {
+		if filter != nil && !filter(entries[d]) {
+			a.score[d] = 0 // out: passed over below
 			continue
 		}
+		s := a.score[d] * stats[d].boost // positive: scored entries are alive
+		a.score[d] = s
 		total++
+		switch {
+		case len(h) < limit:
+			h = append(h, s)
+			siftUp(h, len(h)-1)
+		case s > h[0]:
+			h[0] = s
+			siftDown(h, 0)
+		}
+	}
+	a.heap = h
+	floor := math.SmallestNonzeroFloat64
+	if len(h) == limit {
+		floor = h[0]
+	}
+	hits := make([]Hit, 0, limit)
+	for _, d := range a.touched {
+		s := a.score[d]
+		a.score[d] = 0
+		if s < floor {
+			continue
+		}
+		hit := Hit{Entry: entries[d], Score: s}
 		if len(hits) < limit {
-			hits = append(hits, Hit{Entry: e, Score: s})
+			hits = append(hits, hit)
 			if len(hits) == limit {
 				sortDesc(hits)
 			}
 			continue
 		}
 		// hits is sorted descending; replace the worst if better.
-		h := Hit{Entry: e, Score: s}
-		if !less(hits[limit-1], h) {
+		if !less(hits[limit-1], hit) {
 			continue
 		}
-		i := sort.Search(limit, func(i int) bool { return less(hits[i], h) })
+		i := sort.Search(limit, func(i int) bool { return less(hits[i], hit) })
 		copy(hits[i+1:], hits[i:limit-1])
-		hits[i] = h
+		hits[i] = hit
 	}
 	a.touched = a.touched[:0]
 	if len(hits) < limit {
