@@ -20,7 +20,10 @@ import (
 // snippet window or a proximity span, never a wrong ranking decision,
 // which BM25 already made.
 
-// probeLen is how many leading bytes of a term make its probe.
+// probeLen is how many leading characters of a term make its probe. English
+// stems need a short probe to find their words ("happi" of "happy"); other
+// alphabetic scripts are not stemmed, and take as many characters, not
+// bytes: two Arabic or Cyrillic letters would match most of a text.
 const probeLen = 4
 
 type probeHit struct {
@@ -67,15 +70,24 @@ func newProbeSet(terms map[string]bool) *probeSet {
 	for _, t := range ps.terms {
 		p := t
 		// CJK terms are bigrams: the whole term is the probe.
-		if r, _ := utf8.DecodeRuneInString(t); r < 0x2E80 && len(p) > probeLen {
-			p = p[:probeLen]
-			for !utf8.ValidString(p) {
-				p = p[:len(p)-1]
-			}
+		if r, _ := utf8.DecodeRuneInString(t); r < 0x2E80 {
+			p = probePrefix(t)
 		}
 		ps.probes = append(ps.probes, p)
 	}
 	return ps
+}
+
+// probePrefix returns the first probeLen characters of term.
+func probePrefix(term string) string {
+	n := 0
+	for i := range term {
+		if n == probeLen {
+			return term[:i]
+		}
+		n++
+	}
+	return term
 }
 
 // release empties ps and gives it back for another query. Neither ps nor

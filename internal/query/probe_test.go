@@ -84,3 +84,25 @@ func TestReleasedProbeSetsStartAfresh(t *testing.T) {
 		t.Errorf("after reuse %v, first time %v", got, want1)
 	}
 }
+
+// TestProbesTakeCharactersNotBytes: an English stem probes with its first
+// four bytes, an unstemmed word of another alphabet with its first four
+// letters, so that two common letters do not match half of the text.
+func TestProbesTakeCharactersNotBytes(t *testing.T) {
+	ps := newProbeSet(map[string]bool{"configur": true, "конфигурация": true, "الإعدادات": true, "配置": true, "ab": true})
+	defer ps.release()
+	want := map[string]string{"configur": "conf", "конфигурация": "конф", "الإعدادات": "الإع", "配置": "配置", "ab": "ab"}
+	for i, term := range ps.terms {
+		if ps.probes[i] != want[term] {
+			t.Errorf("probe of %q = %q, want %q", term, ps.probes[i], want[term])
+		}
+	}
+	text := "Контекст и конфигурации: конфигурация контейнера. الإعدادات والإضافات"
+	var found []string
+	for _, h := range ps.scan(text) {
+		found = append(found, strings.ToLower(text[h.pos:h.end]))
+	}
+	if got := strings.Join(found, " "); got != "конф конф الإع" {
+		t.Errorf("probe hits %q, want the two forms of конфигурация and الإعدادات", got)
+	}
+}
