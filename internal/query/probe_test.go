@@ -106,3 +106,47 @@ func TestProbesTakeCharactersNotBytes(t *testing.T) {
 		t.Errorf("probe hits %q, want the two forms of конфигурация and الإعدادات", got)
 	}
 }
+
+// TestFindMatchesNaiveScan compares find with a direct scan on random
+// texts and probe sets: probes of one to six bytes, multi-byte letters,
+// occurrences that overlap and ones that end the text.
+func TestFindMatchesNaiveScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	pieces := []string{"a", "b", "ab", "ba", "aab", "abab", " ", "\n", "ж", "же", "ال", "配", "置", "x"}
+	randText := func(n int) string {
+		var b strings.Builder
+		for range n {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		return b.String()
+	}
+	for round := range 3000 {
+		text := randText(rng.IntN(30))
+		probes := map[string]bool{}
+		for range 1 + rng.IntN(4) {
+			if p := randText(1 + rng.IntN(3)); len(p) <= 6 {
+				probes[p] = true
+			}
+		}
+		ps := &probeSet{}
+		for p := range probes {
+			ps.terms = append(ps.terms, p)
+		}
+		slices.Sort(ps.terms)
+		ps.probes = slices.Clone(ps.terms)
+		got := ps.find([]byte(text))
+		var want []probeHit
+		next := make([]int, len(ps.probes))
+		for at := range len(text) {
+			for i, p := range ps.probes {
+				if at >= next[i] && strings.HasPrefix(text[at:], p) {
+					want = append(want, probeHit{pos: at, end: at + len(p), term: i})
+					next[i] = at + len(p)
+				}
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: find(%q) with probes %q = %v, want %v", round, text, ps.probes, got, want)
+		}
+	}
+}
