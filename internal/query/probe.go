@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"sort"
 	"sync"
@@ -245,9 +246,11 @@ func (ps *probeSet) addPairs(p string) {
 	}
 }
 
-// appendLower appends s with ASCII letters lower-cased, eight bytes at a
-// time, whatever the script: a byte at or above 0x80 is part of a
-// multi-byte rune and is left as it is.
+// appendLower appends s with ASCII and Cyrillic capitals lower-cased (the
+// bytes of a text keep their offsets), eight bytes at a time. Other scripts
+// keep their case, and letters with diacritics their marks, which analysis
+// folds: a probe then misses such a word, and the snippet leaves it
+// unmarked.
 func appendLower(dst []byte, s string) []byte {
 	n := len(dst)
 	dst = append(dst, s...)
@@ -262,16 +265,44 @@ func appendLower(dst []byte, s string) []byte {
 		ge := (x + 0x3f3f3f3f3f3f3f3f) & 0x8080808080808080 // >= 'A'
 		gt := (x + 0x2525252525252525) & 0x8080808080808080 // > 'Z'
 		binary.LittleEndian.PutUint64(b[i:], w|(ge&^gt&^w)>>2)
+		if w&0x8080808080808080 == 0 {
+			continue
+		}
+		// 0x80 in each byte that is 0xD0, which starts every Cyrillic
+		// capital (and maybe in a byte above one: checked).
+		v := w ^ 0xD0D0D0D0D0D0D0D0
+		for m := (v - 0x0101010101010101) &^ v & 0x8080808080808080; m != 0; m &= m - 1 {
+			if j := i + bits.TrailingZeros64(m)/8; b[j] == 0xD0 {
+				lowerCyrillicAt(b, j)
+			}
+		}
 	}
-	lowerBytes(b[i:])
+	for ; i < len(b); i++ {
+		switch c := b[i]; {
+		case 'A' <= c && c <= 'Z':
+			b[i] = c + 'a' - 'A'
+		case c == 0xD0:
+			lowerCyrillicAt(b, i)
+		}
+	}
 	return dst
 }
 
-func lowerBytes(b []byte) {
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
+// lowerCyrillicAt lower-cases the Cyrillic capital whose encoding starts
+// at b[i] (0xD0), if it is one, in its two bytes: the capitals U+0400–U+042F
+// are the only ones encoded 0xD0 0x80–0xAF.
+func lowerCyrillicAt(b []byte, i int) {
+	if i+1 >= len(b) {
+		return
+	}
+	switch c := b[i+1]; {
+	case c < 0x80: // not UTF-8
+	case c <= 0x8F: // Ѐ–Џ to ѐ–џ, U+0450–U+045F
+		b[i], b[i+1] = 0xD1, c+0x10
+	case c <= 0x9F: // А–П to а–п
+		b[i+1] = c + 0x20
+	case c <= 0xAF: // Р–Я to р–я, U+0440–U+044F
+		b[i], b[i+1] = 0xD1, c-0x20
 	}
 }
 

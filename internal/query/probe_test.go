@@ -1,13 +1,24 @@
 package query
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/knowhub/knowhub/internal/search"
 )
+
+// lowerBytes lower-cases ASCII letters one byte at a time: the reference.
+func lowerBytes(b []byte) {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+}
 
 func TestAppendLowerMatchesBytewise(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -22,11 +33,47 @@ func TestAppendLowerMatchesBytewise(t *testing.T) {
 				b[i] = alphabet[rng.IntN(len(alphabet))]
 			}
 		}
+		if bytes.Contains(b, []byte{0xD0}) {
+			continue // Cyrillic, below
+		}
 		want := slices.Clone(b)
 		lowerBytes(want)
 		got := appendLower([]byte("Pre"), string(b))
 		if string(got) != "Pre"+string(want) {
 			t.Fatalf("appendLower(%q) = %q, want %q", b, got[3:], want)
+		}
+	}
+}
+
+// TestAppendLowerFoldsCyrillic compares appendLower with unicode.ToLower
+// on random text of ASCII, Cyrillic (capitals U+0400–U+042F included) and
+// other scripts; on invalid UTF-8 it must keep every offset.
+func TestAppendLowerFoldsCyrillic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	runes := []rune("AaZz ЀЏАЯПРяёїєґҐЁЇЄІ конфигурация Конфигурация الإع 配置 ÉéΩω")
+	lower := func(r rune) rune {
+		if r < 0x80 || (r >= 0x400 && r <= 0x42F) {
+			return unicode.ToLower(r)
+		}
+		return r
+	}
+	for range 2000 {
+		rs := make([]rune, rng.IntN(40))
+		for i := range rs {
+			rs[i] = runes[rng.IntN(len(runes))]
+		}
+		text := string(rs)
+		if got, want := string(appendLower(nil, text)), strings.Map(lower, text); got != want {
+			t.Fatalf("appendLower(%q) = %q, want %q", text, got, want)
+		}
+		bad := []byte(text)
+		for range 3 {
+			if len(bad) > 0 {
+				bad[rng.IntN(len(bad))] = byte(rng.IntN(256))
+			}
+		}
+		if got := appendLower(nil, string(bad)); len(got) != len(bad) {
+			t.Fatalf("appendLower(%q) is %d bytes, want %d", bad, len(got), len(bad))
 		}
 	}
 }

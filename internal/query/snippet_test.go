@@ -22,6 +22,8 @@ func TestSnippet(t *testing.T) {
 			want: []string{"**gateway** **restarts**", "…"}},
 		{name: "no match returns the start", text: "Plain text about nothing in particular.", query: "zebra",
 			want: []string{"Plain text"}, notWant: []string{"**"}},
+		{name: "cyrillic capitals", text: "Конфигурация шлюза; КОНФИГУРАЦИЯ модели.", query: "конфигурация",
+			want: []string{"**Конфигурация**", "**КОНФИГУРАЦИЯ**"}},
 		{name: "chinese", text: strings.Repeat("其他内容。", 60) + "配置网关的模型回退链。" + strings.Repeat("其他内容。", 60), query: "模型回退",
 			want: []string{"**"}},
 	}
