@@ -130,12 +130,21 @@ type spaceCollapser struct {
 
 func (w *spaceCollapser) write(s string) {
 	for i := 0; i < len(s); {
-		// Copy a run of bytes that are not white space at once: ASCII
-		// other than spaces, and runes whose first byte no space starts
-		// with (most scripts), with their continuation bytes.
+		// Copy a run of bytes at once: bytes that are not white space
+		// (ASCII other than spaces, and runes whose first byte no space
+		// starts with, with their continuation bytes), and single spaces
+		// between two of them, which are already collapsed.
 		j := i
-		for j < len(s) && !mayBeSpace[s[j]] {
-			j++
+		for j < len(s) {
+			if !mayBeSpace[s[j]] {
+				j++
+				continue
+			}
+			if s[j] == ' ' && j > i && j+1 < len(s) && !mayBeSpace[s[j+1]] {
+				j += 2
+				continue
+			}
+			break
 		}
 		if j > i {
 			w.flush()
