@@ -60,9 +60,13 @@ type Result struct {
 	ReplicaPeakRSS  int64
 	// Queries go over TCP to the all-in-one node as `knowhub up` runs it
 	// (Up), then to a query replica in a process of its own (Replica).
-	Up, Replica      Latency
-	EditP50, EditMax time.Duration
-	Debounce         time.Duration
+	Up, Replica Latency
+	// EchoP50 is a 5 KB echo on the path of Up, EchoAfterWorkP50 the
+	// same once the responder has worked as long as Up's median search,
+	// less that work: the cost of waking what went idle meanwhile.
+	EchoP50, EchoAfterWorkP50 time.Duration
+	EditP50, EditMax          time.Duration
+	Debounce                  time.Duration
 }
 
 // Run performs the benchmark.
@@ -156,6 +160,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.Up = lat
 	lat.print(cfg.Out, "knowhub up (the query stage in the server's process)")
+	// What a reply costs beyond the work: an echo of a reply of the
+	// usual size on the same path, at once and after as long a spin as
+	// the median search.
+	if res.EchoP50, res.EchoAfterWorkP50, err = measureEcho(nc, client, lat.EngineP50); err != nil {
+		stopNode()
+		return nil, err
+	}
+	fmt.Fprintf(cfg.Out, "  a 5 KB echo on the same path: p50 %s at once; after %s of work, p50 %s beyond the work\n",
+		res.EchoP50, lat.EngineP50, res.EchoAfterWorkP50)
 	stopNode()
 	if err := <-nodeDone; err != nil {
 		return nil, err
@@ -282,6 +295,45 @@ func measureQueries(client *nats.Conn, queries []string, n int) (Latency, error)
 		P50: pct(lat, 50), P90: pct(lat, 90), P99: pct(lat, 99), Max: lat[len(lat)-1],
 		EngineP50: pct(engine, 50), FloorP50: pct(floor, 50),
 	}, nil
+}
+
+// measureEcho times a thousand requests answered with a 5 KB reply by a
+// responder on nc, the node's connection, at once and then after spinning
+// for work, which is subtracted.
+func measureEcho(nc, client *nats.Conn, work time.Duration) (now, afterWork time.Duration, err error) {
+	reply := make([]byte, 5000)
+	for _, spin := range []time.Duration{0, work} {
+		sub, err := nc.Subscribe("knowhub.bench.echo", func(m *nats.Msg) {
+			for t0 := time.Now(); time.Since(t0) < spin; {
+			}
+			_ = m.Respond(reply)
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+		if err := nc.Flush(); err != nil {
+			return 0, 0, err
+		}
+		ds := make([]time.Duration, 0, 1000)
+		for range 1000 {
+			t0 := time.Now()
+			if _, err := client.Request("knowhub.bench.echo", nil, 5*time.Second); err != nil {
+				_ = sub.Unsubscribe()
+				return 0, 0, err
+			}
+			ds = append(ds, time.Since(t0)-spin)
+		}
+		if err := sub.Unsubscribe(); err != nil {
+			return 0, 0, err
+		}
+		slices.Sort(ds)
+		if spin == 0 {
+			now = pct(ds, 50)
+		} else {
+			afterWork = pct(ds, 50)
+		}
+	}
+	return now, afterWork, nil
 }
 
 func cpuTime() time.Duration {

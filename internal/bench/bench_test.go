@@ -49,6 +49,9 @@ func TestRunSmallCorpus(t *testing.T) {
 			t.Errorf("%s latency not measured: %+v", name, l)
 		}
 	}
+	if res.EchoP50 <= 0 || res.EchoAfterWorkP50 <= 0 {
+		t.Errorf("echo not measured: %v, %v", res.EchoP50, res.EchoAfterWorkP50)
+	}
 	if res.ColdIndex <= 0 || res.ReplicaReady <= 0 || res.ReplicaRSS <= 0 || res.EditP50 < res.Debounce {
 		t.Errorf("figures missing: %+v", res)
 	}
