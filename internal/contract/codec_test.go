@@ -2,7 +2,9 @@ package contract
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -253,6 +255,52 @@ func TestVocabBuilderNumbersByContent(t *testing.T) {
 	f, _ = b.Field("body")
 	if vocab := b.Vocab(); len(vocab) != 1 || vocab[f.Terms[0]] != "ab" {
 		t.Errorf("after Reset: vocab %q", vocab)
+	}
+}
+
+// TestVocabBuilderFieldsAscend builds random documents, whose fields mix
+// terms new to the document with earlier ones, sparse and dense, and
+// checks every field against a count by map: terms ascending, each with
+// its frequency.
+func TestVocabBuilderFieldsAscend(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	var b VocabBuilder
+	for doc := range 200 {
+		b.Reset()
+		words := 1 + rng.IntN(2000)
+		type field struct {
+			ft   FieldTerms
+			want map[string]uint32
+		}
+		var fields []field
+		for range 1 + rng.IntN(20) {
+			want := map[string]uint32{}
+			for range rng.IntN(300) {
+				w := fmt.Sprint("w", rng.IntN(words))
+				tf := uint32(1 + rng.IntN(3))
+				b.Add(w, tf)
+				want[w] += tf
+			}
+			ft, ok := b.Field("body")
+			if ok != (len(want) > 0) {
+				t.Fatalf("doc %d: Field reports %v with %d terms", doc, ok, len(want))
+			}
+			fields = append(fields, field{ft, want})
+		}
+		vocab := b.Vocab()
+		for _, f := range fields {
+			if !slices.IsSorted(f.ft.Terms) || len(f.ft.Terms) != len(f.want) {
+				t.Fatalf("doc %d: terms %v not ascending, or not the %d added", doc, f.ft.Terms, len(f.want))
+			}
+			for k, id := range f.ft.Terms {
+				if k > 0 && id == f.ft.Terms[k-1] {
+					t.Fatalf("doc %d: term %d twice", doc, id)
+				}
+				if w := vocab[id]; f.ft.TFs[k] != f.want[w] {
+					t.Fatalf("doc %d: %q counted %d, want %d", doc, w, f.ft.TFs[k], f.want[w])
+				}
+			}
+		}
 	}
 }
 
