@@ -187,6 +187,22 @@ func TestSplitInvalidUTF8(t *testing.T) {
 	}
 }
 
+// noRedaction is a Redactor that finds nothing.
+type noRedaction struct{}
+
+func (noRedaction) String(s string) string { return s }
+
+func TestChunkFileInvalidUTF8(t *testing.T) {
+	ev := &contract.FileEvent{Repo: "docs", Path: "bad.md", Content: "# Title\n\nbad \xff byte\n"}
+	if _, err := ChunkFile(ev, 1, noRedaction{}, Options{}); err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+		t.Fatalf("err = %v, want content not valid UTF-8", err)
+	}
+	ev.Deleted, ev.Content = true, ""
+	if cs, err := ChunkFile(ev, 2, noRedaction{}, Options{}); err != nil || !cs.Deleted {
+		t.Fatalf("tombstone: %v, %v", cs, err)
+	}
+}
+
 func TestSplitDeterministic(t *testing.T) {
 	for _, c := range loadCases(t) {
 		t.Run(strings.TrimSuffix(filepath.Base(c.file), ".txtar"), func(t *testing.T) {

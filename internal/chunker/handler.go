@@ -66,8 +66,18 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 }
 
 // ChunkFile turns one file event into its chunk set: the pure part of the
-// handler.
+// handler. Content that is not valid UTF-8 is an error.
 func ChunkFile(ev *contract.FileEvent, seq uint64, red Redactor, opts Options) (*contract.ChunkSet, error) {
+	if !ev.Deleted && !utf8.ValidString(ev.Content) {
+		return nil, fmt.Errorf("chunk %s/%s: content is not valid UTF-8", ev.Repo, ev.Path)
+	}
+	return chunkValid(ev, seq, red, opts)
+}
+
+// chunkValid is ChunkFile of an event whose content is known to be valid
+// UTF-8, as contract.DecodeFileEvent guarantees: the handler does not
+// check the content a second time.
+func chunkValid(ev *contract.FileEvent, seq uint64, red Redactor, opts Options) (*contract.ChunkSet, error) {
 	cs := &contract.ChunkSet{
 		Schema:  contract.SchemaVersion,
 		Repo:    ev.Repo,
@@ -79,9 +89,6 @@ func ChunkFile(ev *contract.FileEvent, seq uint64, red Redactor, opts Options) (
 	}
 	if ev.Deleted {
 		return cs, nil
-	}
-	if !utf8.ValidString(ev.Content) {
-		return nil, fmt.Errorf("chunk %s/%s: content is not valid UTF-8", ev.Repo, ev.Path)
 	}
 	// Redaction keeps valid text valid (redact.FuzzRedact checks it), so
 	// the content is not validated twice.
@@ -107,7 +114,7 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 	if want := contract.FileSubject(ev.Repo, ev.Path); want != m.Subject {
 		return bus.Permanent(fmt.Errorf("file event for %s/%s arrived on %s, want %s", ev.Repo, ev.Path, m.Subject, want))
 	}
-	cs, err := ChunkFile(ev, m.Seq, w.red, Options{MaxTokens: w.cfg.MaxTokens})
+	cs, err := chunkValid(ev, m.Seq, w.red, Options{MaxTokens: w.cfg.MaxTokens})
 	if err != nil {
 		return bus.Permanent(err)
 	}
