@@ -115,21 +115,34 @@ const (
 	topologyBackoff        = 100 * time.Millisecond
 )
 
+// Errors of the JetStream API from a cluster that is still forming: no
+// peers are known yet to place replicas on, or the meta layer is not
+// available yet.
+const (
+	jsErrClusterNoPeers  jetstream.ErrorCode = 10005
+	jsErrClusterNotAvail jetstream.ErrorCode = 10008
+)
+
 // retryUnanswered runs op again, with backoff, while it fails for want of
-// an answer: a request that timed out, or one that found no JetStream to
-// answer it. Workers that start together against a cluster that is still
-// forming get such failures: while one of them creates a replicated stream,
-// the same request from the others can go unanswered. Any other error, or
-// ctx ending, returns at once.
+// an answer, or of a cluster ready to give one: a request that timed out,
+// one that found no JetStream to answer it, or one that a forming cluster
+// could not place yet. Workers that start together against a cluster that
+// is still forming get such failures: while one of them creates a
+// replicated stream, the same request from the others can go unanswered,
+// and until every server has reported in, replicas find no peers (a
+// cluster too small for the replicas fails so too, after the retries). Any
+// other error, or ctx ending, returns at once.
 func retryUnanswered(ctx context.Context, op func(context.Context) error) error {
 	wait := topologyBackoff
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, topologyAttemptTimeout)
 		err := op(actx)
 		cancel()
+		var apiErr *jetstream.APIError
 		unanswered := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
 			errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
-			errors.Is(err, jetstream.ErrJetStreamNotEnabled)
+			errors.Is(err, jetstream.ErrJetStreamNotEnabled) ||
+			errors.As(err, &apiErr) && (apiErr.ErrorCode == jsErrClusterNoPeers || apiErr.ErrorCode == jsErrClusterNotAvail)
 		if err == nil || !unanswered || ctx.Err() != nil || attempt == topologyAttempts {
 			return err
 		}

@@ -3,9 +3,11 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestRetryUnanswered(t *testing.T) {
@@ -32,6 +34,8 @@ func TestRetryUnanswered(t *testing.T) {
 		{"answered", nil, 1, nil},
 		{"timed out, then answered", []error{context.DeadlineExceeded, nats.ErrTimeout}, 3, nil},
 		{"no responders, then answered", []error{nats.ErrNoResponders}, 2, nil},
+		{"no peers yet, then answered", []error{fmt.Errorf("create: %w", &jetstream.APIError{Code: 400, ErrorCode: 10005,
+			Description: "no suitable peers for placement, peer offline"})}, 2, nil},
 		{"refused", []error{refused}, 1, refused},
 	} {
 		op, calls := failing(tc.errs...)
