@@ -15,9 +15,10 @@ import (
 
 // Snippets and proximity must cost little per hit, so they locate query
 // terms with byte probes instead of analysing whole sections: a probe is a
-// term's first few bytes, searched in the ASCII-lower-cased text. Stems
-// are prefixes of the words they come from ("configur" of "configuring"),
-// so a probe finds the word; a false probe costs a little precision in a
+// term's first few characters, searched byte for byte in the text with its
+// ASCII and Cyrillic capitals lower-cased (see appendLower). Stems are
+// prefixes of the words they come from ("configur" of "configuring"), so a
+// probe finds the word; a false probe costs a little precision in a
 // snippet window or a proximity span, never a wrong ranking decision,
 // which BM25 already made.
 
