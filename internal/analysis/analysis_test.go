@@ -433,3 +433,27 @@ func TestCacheEviction(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// TestFoldRuneAgreesWithAnalysis: a word's term is the fold of its runes,
+// for words of letters with diacritics in many scripts.
+func TestFoldRuneAgreesWithAnalysis(t *testing.T) {
+	a := New()
+	for _, w := range []string{"Étape", "déploiement", "Übersicht", "straße", "Œuvre", "łódź", "cấu", "hình", "người",
+		"Ğüzel", "ĳs", "ø", "Ångström", "ḿ", "ǅ", "ﬁne"} {
+		var folded strings.Builder
+		for _, r := range w {
+			folded.WriteString(FoldRune(r))
+		}
+		terms := a.AppendTerms(nil, w)
+		if len(terms) != 1 {
+			t.Fatalf("%q analyses to %q", w, terms)
+		}
+		// Stemming may shorten an English-looking word further.
+		if got := folded.String(); !strings.HasPrefix(got, terms[0]) {
+			t.Errorf("runes of %q fold to %q, analysis gives %q", w, got, terms[0])
+		}
+	}
+	if FoldRune('\u0301') != "" || FoldRune('A') != "a" || FoldRune('配') != "配" {
+		t.Errorf("FoldRune: mark %q, A %q, 配 %q", FoldRune('\u0301'), FoldRune('A'), FoldRune('配'))
+	}
+}

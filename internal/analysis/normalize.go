@@ -191,6 +191,28 @@ func foldRune(dst []byte, r rune) []byte {
 	return utf8.AppendRune(dst, unicode.ToLower(r))
 }
 
+// FoldRune returns r as analysis folds it inside a word: decomposed (NFKD),
+// with diacritics and the other dropped marks removed, lower-cased. A mark
+// folds to nothing. Callers that locate terms in raw text use it to fold
+// the text as the terms were.
+func FoldRune(r rune) string {
+	if r < utf8.RuneSelf {
+		return string(foldRune(nil, r))
+	}
+	enc := utf8.AppendRune(nil, r)
+	d := norm.NFKD.Properties(enc).Decomposition()
+	if d == nil {
+		return string(foldRune(nil, r))
+	}
+	var out []byte
+	for j := 0; j < len(d); {
+		r, m := utf8.DecodeRune(d[j:])
+		out = foldRune(out, r)
+		j += m
+	}
+	return string(out)
+}
+
 // fold appends the normalized form of the word src (no separators inside)
 // to dst: NFKD, diacritics dropped, lower-cased. It stops early once the
 // output exceeds MaxTermLen bytes, since such a term is dropped anyway; the

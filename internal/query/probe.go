@@ -7,9 +7,11 @@ import (
 	"math/bits"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
+	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/search"
 )
 
@@ -52,6 +54,9 @@ type probeSet struct {
 	pairs  *[1 << 10]uint64 // bit set of the first two bytes of probes
 	next   []int
 	built  bool // pb, starts and pairs hold the probes
+	// latin is set when some probe is ASCII, the fold of Latin-script
+	// words: texts are then scanned with their diacritics folded.
+	latin bool
 	// hits backs the hit lists find returns, which stay valid until
 	// release: a list's slice of it never changes once returned.
 	hits []probeHit
@@ -76,6 +81,7 @@ func newProbeSet(terms map[string]bool) *probeSet {
 			p = probePrefix(t)
 		}
 		ps.probes = append(ps.probes, p)
+		ps.latin = ps.latin || (p != "" && p[0] < utf8.RuneSelf)
 	}
 	return ps
 }
@@ -112,7 +118,7 @@ func (ps *probeSet) release() {
 	ps.wordTerms = ps.wordTerms[:0]
 	ps.buf = ps.buf[:0]
 	ps.hits = ps.hits[:0]
-	ps.built = false
+	ps.built, ps.latin = false, false
 	if cap(ps.buf) <= 1<<20 && cap(ps.hits) <= 1<<16 {
 		probeSets.Put(ps)
 	}
@@ -123,7 +129,7 @@ func (ps *probeSet) scan(text string) []probeHit {
 	if hits, ok := ps.seen[text]; ok {
 		return hits
 	}
-	ps.buf = appendLower(ps.buf[:0], text)
+	ps.buf = appendLower(ps.buf[:0], text, ps.latin)
 	hits := ps.find(ps.buf)
 	if ps.seen == nil {
 		ps.seen = map[string][]probeHit{}
@@ -149,12 +155,12 @@ func (ps *probeSet) entryScan(e *search.Entry) (hits []probeHit, textOff int) {
 		if i > 0 {
 			ps.buf = append(ps.buf, ' ')
 		}
-		ps.buf = appendLower(ps.buf, h)
+		ps.buf = appendLower(ps.buf, h, ps.latin)
 	}
 	if len(e.HeadingPath) > 0 {
 		ps.buf = append(ps.buf, '\n')
 	}
-	ps.buf = appendLower(ps.buf, e.Text)
+	ps.buf = appendLower(ps.buf, e.Text, ps.latin)
 	hits = ps.find(ps.buf)
 	if ps.entries == nil {
 		ps.entries = map[*search.Entry][]probeHit{}
@@ -222,12 +228,38 @@ func (ps *probeSet) find(lower []byte) []probeHit {
 func (ps *probeSet) matchAt(lower []byte, at int, hits []probeHit) []probeHit {
 	for _, i := range ps.starts[lower[at]] {
 		p := ps.pb[i]
-		if at >= ps.next[i] && bytes.HasPrefix(lower[at:], p) {
-			hits = append(hits, probeHit{pos: at, end: at + len(p), term: i})
-			ps.next[i] = at + len(p)
+		if at < ps.next[i] {
+			continue
 		}
+		end := at + len(p)
+		if !bytes.HasPrefix(lower[at:], p) {
+			if end = prefixEnd(lower, at, p); end < 0 {
+				continue
+			}
+		}
+		for end < len(lower) && lower[end] == fill {
+			end++ // the rest of a folded letter
+		}
+		hits = append(hits, probeHit{pos: at, end: end, term: i})
+		ps.next[i] = end
 	}
 	return hits
+}
+
+// prefixEnd returns where p ends in lower[at:] when it is found there once
+// the fill bytes of folded letters are passed over, or -1.
+func prefixEnd(lower []byte, at int, p []byte) int {
+	j := at
+	for k := range len(p) {
+		for k > 0 && j < len(lower) && lower[j] == fill {
+			j++
+		}
+		if j >= len(lower) || lower[j] != p[k] {
+			return -1
+		}
+		j++
+	}
+	return j
 }
 
 // addPairs marks the byte pairs that may start probe p: its first two
@@ -240,6 +272,8 @@ func (ps *probeSet) addPairs(p string) {
 	set := func(pair uint16) { ps.pairs[pair>>6] |= 1 << (pair & 63) }
 	if len(p) >= 2 {
 		set(uint16(p[0])<<8 | uint16(p[1]))
+		// A folded letter may be followed by fill bytes.
+		set(uint16(p[0])<<8 | fill)
 		return
 	}
 	for b := range 256 {
@@ -247,12 +281,13 @@ func (ps *probeSet) addPairs(p string) {
 	}
 }
 
-// appendLower appends s with ASCII and Cyrillic capitals lower-cased (the
-// bytes of a text keep their offsets), eight bytes at a time. Other scripts
-// keep their case, and letters with diacritics their marks, which analysis
-// folds: a probe then misses such a word, and the snippet leaves it
-// unmarked.
-func appendLower(dst []byte, s string) []byte {
+// appendLower appends s with ASCII and Cyrillic capitals lower-cased, and
+// with latin set, Latin letters with diacritics folded as analysis folds
+// them, eight bytes at a time. The bytes of the text keep their offsets: a
+// folded letter shorter than its encoding is padded with fill bytes, which
+// probe matching passes over. Other scripts keep their case and marks: a
+// probe then misses such a word, and the snippet leaves it unmarked.
+func appendLower(dst []byte, s string, latin bool) []byte {
 	n := len(dst)
 	dst = append(dst, s...)
 	b := dst[n:]
@@ -277,6 +312,19 @@ func appendLower(dst []byte, s string) []byte {
 				lowerCyrillicAt(b, j)
 			}
 		}
+		if latin {
+			// 0x80 in each byte from 0xC0 to 0xCF or 0xE1 (and maybe in
+			// a byte above one), which holds every first byte of a
+			// Latin letter with a diacritic: checked.
+			c := w&0xF0F0F0F0F0F0F0F0 ^ 0xC0C0C0C0C0C0C0C0
+			e := w ^ 0xE1E1E1E1E1E1E1E1
+			m := ((c-0x0101010101010101)&^c | (e-0x0101010101010101)&^e) & 0x8080808080808080
+			for ; m != 0; m &= m - 1 {
+				if j := i + bits.TrailingZeros64(m)/8; latinLead[b[j]] {
+					foldLatinAt(b, j)
+				}
+			}
+		}
 	}
 	for ; i < len(b); i++ {
 		switch c := b[i]; {
@@ -284,9 +332,76 @@ func appendLower(dst []byte, s string) []byte {
 			b[i] = c + 'a' - 'A'
 		case c == 0xD0:
 			lowerCyrillicAt(b, i)
+		case latin && latinLead[c]:
+			foldLatinAt(b, i)
 		}
 	}
 	return dst
+}
+
+// fill pads a folded letter to the length of its encoding. No probe holds
+// it past its first byte: terms hold no control characters.
+const fill = 0x00
+
+// latinLead marks the first bytes of the runes foldLatinAt may fold: Latin
+// letters with diacritics (U+00C0–U+024F, U+1E00–U+1EFF) and combining
+// diacritics (U+0300–U+036F).
+var latinLead = func() (t [256]bool) {
+	for c := 0xC3; c <= 0xC9; c++ {
+		t[c] = true
+	}
+	t[0xCC], t[0xCD], t[0xE1] = true, true, true
+	return t
+}()
+
+// latinFolds holds the folds of U+00C0–U+036F and U+1E00–U+1EFF (see
+// latinFoldOf) that are ASCII and no longer than the rune's encoding,
+// padded with fill bytes: "é" is "e" and a fill byte, "ß" is "ss", a
+// combining acute two fill bytes. Other runes are left as they are.
+var latinFolds = func() (t [0x370 - 0xC0 + 0x100]latinFold) {
+	for i := range t {
+		r := latinRune(i)
+		f, size := analysis.FoldRune(r), utf8.RuneLen(r)
+		if len(f) > size || strings.ContainsFunc(f, func(c rune) bool { return c >= utf8.RuneSelf }) {
+			continue
+		}
+		t[i] = latinFold{n: uint8(size)}
+		copy(t[i].b[:], f) // the rest stays fill
+	}
+	return t
+}()
+
+// latinRune and latinIndex map an index of latinFolds to its rune and
+// back; latinIndex returns -1 for a rune outside the table.
+func latinRune(i int) rune {
+	if i < 0x370-0xC0 {
+		return rune(i) + 0xC0
+	}
+	return rune(i-(0x370-0xC0)) + 0x1E00
+}
+
+func latinIndex(r rune) int {
+	switch {
+	case r >= 0xC0 && r < 0x370:
+		return int(r - 0xC0)
+	case r >= 0x1E00 && r < 0x1F00:
+		return int(r-0x1E00) + 0x370 - 0xC0
+	}
+	return -1
+}
+
+type latinFold struct {
+	b [3]byte
+	n uint8 // the size of the rune's encoding; 0 leaves the rune as it is
+}
+
+// foldLatinAt folds the rune whose encoding starts at b[i], in place, if
+// latinFolds holds it.
+func foldLatinAt(b []byte, i int) {
+	r, size := utf8.DecodeRune(b[i:])
+	if k := latinIndex(r); k >= 0 && int(latinFolds[k].n) == size {
+		copy(b[i:i+size], latinFolds[k].b[:size])
+	}
 }
 
 // lowerCyrillicAt lower-cases the Cyrillic capital whose encoding starts

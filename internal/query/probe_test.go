@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
+	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/search"
 )
 
@@ -38,7 +40,7 @@ func TestAppendLowerMatchesBytewise(t *testing.T) {
 		}
 		want := slices.Clone(b)
 		lowerBytes(want)
-		got := appendLower([]byte("Pre"), string(b))
+		got := appendLower([]byte("Pre"), string(b), false)
 		if string(got) != "Pre"+string(want) {
 			t.Fatalf("appendLower(%q) = %q, want %q", b, got[3:], want)
 		}
@@ -63,7 +65,7 @@ func TestAppendLowerFoldsCyrillic(t *testing.T) {
 			rs[i] = runes[rng.IntN(len(runes))]
 		}
 		text := string(rs)
-		if got, want := string(appendLower(nil, text)), strings.Map(lower, text); got != want {
+		if got, want := string(appendLower(nil, text, false)), strings.Map(lower, text); got != want {
 			t.Fatalf("appendLower(%q) = %q, want %q", text, got, want)
 		}
 		bad := []byte(text)
@@ -72,7 +74,7 @@ func TestAppendLowerFoldsCyrillic(t *testing.T) {
 				bad[rng.IntN(len(bad))] = byte(rng.IntN(256))
 			}
 		}
-		if got := appendLower(nil, string(bad)); len(got) != len(bad) {
+		if got := appendLower(nil, string(bad), true); len(got) != len(bad) {
 			t.Fatalf("appendLower(%q) is %d bytes, want %d", bad, len(got), len(bad))
 		}
 	}
@@ -194,6 +196,43 @@ func TestFindMatchesNaiveScan(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Fatalf("round %d: find(%q) with probes %q = %v, want %v", round, text, ps.probes, got, want)
+		}
+	}
+}
+
+// TestAppendLowerFoldsLatin checks the folding of probe text rune by rune
+// on random text of many scripts: ASCII and Cyrillic capitals lower-cased,
+// Latin letters and combining marks folded as analysis folds them, padded
+// with fill bytes to keep every offset, everything else as it was.
+func TestAppendLowerFoldsLatin(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	runes := []rune("AaZz Éé Ü ß Æ œ Ł ı ğ ş ã ñ ø İ ǅ ﬁ \u0301\u0323 ấ ệ ữ Ơ đ Ḿ ɐ ʼ ЯжЁ الإع 配置 ÷ × ©")
+	want := func(r rune) []byte {
+		size := utf8.RuneLen(r)
+		switch {
+		case r < utf8.RuneSelf:
+			return []byte{byte(unicode.ToLower(r))}
+		case r >= 0x400 && r <= 0x42F:
+			return utf8.AppendRune(nil, unicode.ToLower(r))
+		case (r >= 0xC0 && r <= 0x36F) || (r >= 0x1E00 && r <= 0x1EFF):
+			f := analysis.FoldRune(r)
+			ascii := !strings.ContainsFunc(f, func(c rune) bool { return c >= utf8.RuneSelf })
+			if ascii && len(f) <= size {
+				return append([]byte(f), make([]byte, size-len(f))...)
+			}
+		}
+		return utf8.AppendRune(nil, r)
+	}
+	for range 2000 {
+		rs := make([]rune, rng.IntN(40))
+		var exp []byte
+		for i := range rs {
+			rs[i] = runes[rng.IntN(len(runes))]
+			exp = append(exp, want(rs[i])...)
+		}
+		text := string(rs)
+		if got := appendLower(nil, text, true); string(got) != string(exp) {
+			t.Fatalf("appendLower(%q) = %q, want %q", text, got, exp)
 		}
 	}
 }

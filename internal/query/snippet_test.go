@@ -24,6 +24,10 @@ func TestSnippet(t *testing.T) {
 			want: []string{"Plain text"}, notWant: []string{"**"}},
 		{name: "cyrillic capitals", text: "Конфигурация шлюза; КОНФИГУРАЦИЯ модели.", query: "конфигурация",
 			want: []string{"**Конфигурация**", "**КОНФИГУРАЦИЯ**"}},
+		{name: "latin diacritics", text: "Étape de déploiement: vérifiez la configuration.", query: "etape deploiement",
+			want: []string{"**Étape**", "**déploiement**"}},
+		{name: "vietnamese", text: "Cấu hình mô hình dự phòng cho tác nhân.", query: "cấu hình dự phòng",
+			want: []string{"**Cấu** **hình**", "**dự** **phòng**"}},
 		{name: "chinese", text: strings.Repeat("其他内容。", 60) + "配置网关的模型回退链。" + strings.Repeat("其他内容。", 60), query: "模型回退",
 			want: []string{"**"}},
 	}
