@@ -129,8 +129,9 @@ func (ps *probeSet) scan(text string) []probeHit {
 	if hits, ok := ps.seen[text]; ok {
 		return hits
 	}
-	ps.buf = appendLower(ps.buf[:0], text, ps.latin)
-	hits := ps.find(ps.buf)
+	var folded bool
+	ps.buf, folded = appendLower(ps.buf[:0], text, ps.latin)
+	hits := ps.find(ps.buf, folded)
 	if ps.seen == nil {
 		ps.seen = map[string][]probeHit{}
 	}
@@ -151,17 +152,21 @@ func (ps *probeSet) entryScan(e *search.Entry) (hits []probeHit, textOff int) {
 		return hits, textOff
 	}
 	ps.buf = ps.buf[:0]
+	folded := false // some Latin letter was folded
 	for i, h := range e.HeadingPath {
 		if i > 0 {
 			ps.buf = append(ps.buf, ' ')
 		}
-		ps.buf = appendLower(ps.buf, h, ps.latin)
+		var f bool
+		ps.buf, f = appendLower(ps.buf, h, ps.latin)
+		folded = folded || f
 	}
 	if len(e.HeadingPath) > 0 {
 		ps.buf = append(ps.buf, '\n')
 	}
-	ps.buf = appendLower(ps.buf, e.Text, ps.latin)
-	hits = ps.find(ps.buf)
+	var f bool
+	ps.buf, f = appendLower(ps.buf, e.Text, ps.latin)
+	hits = ps.find(ps.buf, folded || f)
 	if ps.entries == nil {
 		ps.entries = map[*search.Entry][]probeHit{}
 	}
@@ -184,9 +189,10 @@ func (ps *probeSet) textHits(e *search.Entry) []probeHit {
 }
 
 // find returns every probe occurrence in the lower-cased text, ordered by
-// position; a probe's occurrences do not overlap. One pass looks at each
+// position; a probe's occurrences do not overlap. folded tells that the
+// text has folded Latin letters (see appendLower). One pass looks at each
 // byte once: only bytes that start some probe are compared further.
-func (ps *probeSet) find(lower []byte) []probeHit {
+func (ps *probeSet) find(lower []byte, folded bool) []probeHit {
 	if !ps.built {
 		ps.built = true
 		ps.next = slices.Grow(ps.next[:0], len(ps.probes))[:len(ps.probes)]
@@ -209,12 +215,16 @@ func (ps *probeSet) find(lower []byte) []probeHit {
 	for at := 0; at < last; at++ {
 		pair := uint16(lower[at])<<8 | uint16(lower[at+1])
 		if pairs[pair>>6]&(1<<(pair&63)) != 0 {
-			hits = ps.matchAt(lower, at, hits)
+			if folded {
+				hits = ps.matchFoldedAt(lower, at, hits)
+			} else {
+				hits = ps.matchAt(lower, at, hits)
+			}
 		}
 	}
 	if last >= 0 {
 		if pair := uint16(lower[last]) << 8; pairs[pair>>6]&(1<<(pair&63)) != 0 {
-			hits = ps.matchAt(lower, last, hits)
+			hits = ps.matchFoldedAt(lower, last, hits) // the same at the end
 		}
 	}
 	ps.hits = hits
@@ -228,22 +238,50 @@ func (ps *probeSet) find(lower []byte) []probeHit {
 func (ps *probeSet) matchAt(lower []byte, at int, hits []probeHit) []probeHit {
 	for _, i := range ps.starts[lower[at]] {
 		p := ps.pb[i]
+		if at >= ps.next[i] && bytes.HasPrefix(lower[at:], p) {
+			hits = append(hits, probeHit{pos: at, end: at + len(p), term: i})
+			ps.next[i] = at + len(p)
+		}
+	}
+	return hits
+}
+
+// matchFoldedAt is matchAt in a text whose Latin letters were folded with
+// fill bytes: an ASCII probe passes over them (see foldedEnd).
+func (ps *probeSet) matchFoldedAt(lower []byte, at int, hits []probeHit) []probeHit {
+	for _, i := range ps.starts[lower[at]] {
+		p := ps.pb[i]
 		if at < ps.next[i] {
 			continue
 		}
 		end := at + len(p)
-		if !bytes.HasPrefix(lower[at:], p) {
-			if end = prefixEnd(lower, at, p); end < 0 {
-				continue
-			}
+		if p[0] < utf8.RuneSelf {
+			end = foldedEnd(lower, at, p)
+		} else if !bytes.HasPrefix(lower[at:], p) {
+			continue
 		}
-		for end < len(lower) && lower[end] == fill {
-			end++ // the rest of a folded letter
+		if end >= 0 {
+			hits = append(hits, probeHit{pos: at, end: end, term: i})
+			ps.next[i] = end
 		}
-		hits = append(hits, probeHit{pos: at, end: end, term: i})
-		ps.next[i] = end
 	}
 	return hits
+}
+
+// foldedEnd returns where the ASCII probe p, found at lower[at] in text
+// with folded Latin letters, ends: past the fill bytes of a letter it ends
+// in, which it may also skip within. It returns -1 if p is not there.
+func foldedEnd(lower []byte, at int, p []byte) int {
+	end := at + len(p)
+	if !bytes.HasPrefix(lower[at:], p) {
+		if end = prefixEnd(lower, at, p); end < 0 {
+			return -1
+		}
+	}
+	for end < len(lower) && lower[end] == fill {
+		end++ // the rest of a folded letter
+	}
+	return end
 }
 
 // prefixEnd returns where p ends in lower[at:] when it is found there once
@@ -287,7 +325,7 @@ func (ps *probeSet) addPairs(p string) {
 // folded letter shorter than its encoding is padded with fill bytes, which
 // probe matching passes over. Other scripts keep their case and marks: a
 // probe then misses such a word, and the snippet leaves it unmarked.
-func appendLower(dst []byte, s string, latin bool) []byte {
+func appendLower(dst []byte, s string, latin bool) (out []byte, folded bool) {
 	n := len(dst)
 	dst = append(dst, s...)
 	b := dst[n:]
@@ -320,8 +358,8 @@ func appendLower(dst []byte, s string, latin bool) []byte {
 			e := w ^ 0xE1E1E1E1E1E1E1E1
 			m := ((c-0x0101010101010101)&^c | (e-0x0101010101010101)&^e) & 0x8080808080808080
 			for ; m != 0; m &= m - 1 {
-				if j := i + bits.TrailingZeros64(m)/8; latinLead[b[j]] {
-					foldLatinAt(b, j)
+				if j := i + bits.TrailingZeros64(m)/8; latinLead[b[j]] && foldLatinAt(b, j) {
+					folded = true
 				}
 			}
 		}
@@ -333,10 +371,10 @@ func appendLower(dst []byte, s string, latin bool) []byte {
 		case c == 0xD0:
 			lowerCyrillicAt(b, i)
 		case latin && latinLead[c]:
-			foldLatinAt(b, i)
+			folded = foldLatinAt(b, i) || folded
 		}
 	}
-	return dst
+	return dst, folded
 }
 
 // fill pads a folded letter to the length of its encoding. No probe holds
@@ -396,12 +434,14 @@ type latinFold struct {
 }
 
 // foldLatinAt folds the rune whose encoding starts at b[i], in place, if
-// latinFolds holds it.
-func foldLatinAt(b []byte, i int) {
+// latinFolds holds it, and reports whether it did.
+func foldLatinAt(b []byte, i int) bool {
 	r, size := utf8.DecodeRune(b[i:])
 	if k := latinIndex(r); k >= 0 && int(latinFolds[k].n) == size {
 		copy(b[i:i+size], latinFolds[k].b[:size])
+		return true
 	}
+	return false
 }
 
 // lowerCyrillicAt lower-cases the Cyrillic capital whose encoding starts

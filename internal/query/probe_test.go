@@ -40,7 +40,7 @@ func TestAppendLowerMatchesBytewise(t *testing.T) {
 		}
 		want := slices.Clone(b)
 		lowerBytes(want)
-		got := appendLower([]byte("Pre"), string(b), false)
+		got, _ := appendLower([]byte("Pre"), string(b), false)
 		if string(got) != "Pre"+string(want) {
 			t.Fatalf("appendLower(%q) = %q, want %q", b, got[3:], want)
 		}
@@ -65,7 +65,8 @@ func TestAppendLowerFoldsCyrillic(t *testing.T) {
 			rs[i] = runes[rng.IntN(len(runes))]
 		}
 		text := string(rs)
-		if got, want := string(appendLower(nil, text, false)), strings.Map(lower, text); got != want {
+		got, _ := appendLower(nil, text, false)
+		if got, want := string(got), strings.Map(lower, text); got != want {
 			t.Fatalf("appendLower(%q) = %q, want %q", text, got, want)
 		}
 		bad := []byte(text)
@@ -74,7 +75,7 @@ func TestAppendLowerFoldsCyrillic(t *testing.T) {
 				bad[rng.IntN(len(bad))] = byte(rng.IntN(256))
 			}
 		}
-		if got := appendLower(nil, string(bad), true); len(got) != len(bad) {
+		if got, _ := appendLower(nil, string(bad), true); len(got) != len(bad) {
 			t.Fatalf("appendLower(%q) is %d bytes, want %d", bad, len(got), len(bad))
 		}
 	}
@@ -177,13 +178,15 @@ func TestFindMatchesNaiveScan(t *testing.T) {
 				probes[p] = true
 			}
 		}
+		// Matching as in folded text passes over fill bytes, of which
+		// these texts have none: every other round, it must find the same.
 		ps := &probeSet{}
 		for p := range probes {
 			ps.terms = append(ps.terms, p)
 		}
 		slices.Sort(ps.terms)
 		ps.probes = slices.Clone(ps.terms)
-		got := ps.find([]byte(text))
+		got := ps.find([]byte(text), round%2 == 1)
 		var want []probeHit
 		next := make([]int, len(ps.probes))
 		for at := range len(text) {
@@ -231,7 +234,7 @@ func TestAppendLowerFoldsLatin(t *testing.T) {
 			exp = append(exp, want(rs[i])...)
 		}
 		text := string(rs)
-		if got := appendLower(nil, text, true); string(got) != string(exp) {
+		if got, _ := appendLower(nil, text, true); string(got) != string(exp) {
 			t.Fatalf("appendLower(%q) = %q, want %q", text, got, exp)
 		}
 	}
