@@ -378,7 +378,7 @@ func appendLower(dst []byte, s string, latin bool) (out []byte, folded bool) {
 }
 
 // fill pads a folded letter to the length of its encoding. No probe holds
-// it past its first byte: terms hold no control characters.
+// it: terms hold no control characters.
 const fill = 0x00
 
 // latinLead marks the first bytes of the runes foldLatinAt may fold: Latin
@@ -392,8 +392,8 @@ var latinLead = func() (t [256]bool) {
 	return t
 }()
 
-// latinFolds holds the folds of U+00C0–U+036F and U+1E00–U+1EFF (see
-// latinFoldOf) that are ASCII and no longer than the rune's encoding,
+// latinFolds holds the folds of U+00C0–U+036F and U+1E00–U+1EFF (by
+// analysis.FoldRune) that are ASCII and no longer than the rune's encoding,
 // padded with fill bytes: "é" is "e" and a fill byte, "ß" is "ss", a
 // combining acute two fill bytes. Other runes are left as they are.
 var latinFolds = func() (t [0x370 - 0xC0 + 0x100]latinFold) {
