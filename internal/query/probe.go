@@ -18,7 +18,8 @@ import (
 // Snippets and proximity must cost little per hit, so they locate query
 // terms with byte probes instead of analysing whole sections: a probe is a
 // term's first few characters, searched byte for byte in the text with its
-// ASCII and Cyrillic capitals lower-cased (see appendLower). Stems are
+// ASCII and Cyrillic capitals lower-cased and, for Latin-script terms, its
+// diacritics folded (see appendLower). Stems are
 // prefixes of the words they come from ("configur" of "configuring"), so a
 // probe finds the word; a false probe costs a little precision in a
 // snippet window or a proximity span, never a wrong ranking decision,
