@@ -220,7 +220,10 @@ func (r *reader) chunksV1(doc *IndexDoc) {
 	})
 }
 
-type writer struct{ buf []byte }
+type writer struct {
+	buf []byte
+	enc []byte // scratch for the S2 encoding of buf
+}
 
 // writers recycles encoding buffers: a body is scratch space, dropped once
 // compressed.
@@ -228,20 +231,26 @@ var writers = sync.Pool{New: func() any { return &writer{buf: make([]byte, 0, 64
 
 func getWriter() *writer { w := writers.Get().(*writer); w.buf = w.buf[:0]; return w }
 
-// putWriter keeps a buffer for reuse unless it grew very large.
+// putWriter keeps a writer for reuse unless its buffers grew very large.
 func putWriter(w *writer) {
-	if cap(w.buf) <= 8<<20 {
+	if cap(w.buf) <= 8<<20 && cap(w.enc) <= 8<<20 {
 		writers.Put(w)
 	}
 }
 
 // compress returns head followed by the S2 encoding of the body, in one
-// allocation.
+// allocation of the exact size: the encoder needs room for the worst case,
+// several times what text compresses to, so it writes into the writer's
+// scratch.
 func (w *writer) compress(head []byte) []byte {
-	out := make([]byte, len(head)+s2.MaxEncodedLen(len(w.buf)))
+	if n := s2.MaxEncodedLen(len(w.buf)); cap(w.enc) < n {
+		w.enc = make([]byte, n)
+	}
+	enc := s2.Encode(w.enc[:cap(w.enc)], w.buf)
+	out := make([]byte, len(head)+len(enc))
 	copy(out, head)
-	enc := s2.Encode(out[len(head):], w.buf)
-	return out[:len(head)+len(enc)]
+	copy(out[len(head):], enc)
+	return out
 }
 
 func (w *writer) uint(v uint64) { w.buf = binary.AppendUvarint(w.buf, v) }
