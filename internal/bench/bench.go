@@ -84,7 +84,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer os.RemoveAll(work)
 	docs := filepath.Join(work, "docs")
-	size, err := copyCorpus(cfg.Corpus, docs)
+	size, err := CopyCorpus(cfg.Corpus, docs)
 	if err != nil {
 		return nil, fmt.Errorf("copy corpus: %w", err)
 	}
@@ -121,7 +121,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer client.Close()
 	start := time.Now()
-	cpuStart, sysStart := cpuTime()
+	cpuStart, sysStart := CPUTime()
 	node, err := app.NewNode(ctx, kcfg, nc, js, app.All, cfg.Log)
 	if err != nil {
 		return nil, err
@@ -142,13 +142,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res.ColdIndex = time.Since(start)
-	cpuEnd, sysEnd := cpuTime()
+	cpuEnd, sysEnd := CPUTime()
 	res.ColdIndexCPU, res.ColdIndexSys = cpuEnd-cpuStart, sysEnd-sysStart
 	st := node.Query.Engine().Stats(true).Collections[contract.CollectionDocs]
 	res.Files, res.Sections = st.Sources, st.Chunks
 	fmt.Fprintf(cfg.Out, "cold index: %d files, %d sections in %s (%s of CPU in this process, %s of it in the kernel, embedded NATS included)\n",
 		res.Files, res.Sections, res.ColdIndex.Round(time.Millisecond), res.ColdIndexCPU.Round(time.Millisecond), res.ColdIndexSys.Round(time.Millisecond))
-	queries, err := headingQueries(docs, 500)
+	queries, err := HeadingQueries(docs, 500)
 	if err != nil {
 		stopNode()
 		return nil, err
@@ -205,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	res.Replica = lat
 	lat.print(cfg.Out, "the query replica process")
-	res.ReplicaRSS, res.ReplicaPeakRSS = rss(replica.Process.Pid)
+	res.ReplicaRSS, res.ReplicaPeakRSS = RSS(replica.Process.Pid)
 	fmt.Fprintf(cfg.Out, "query replica memory: RSS %.0f MB, peak %.0f MB\n", float64(res.ReplicaRSS)/1e6, float64(res.ReplicaPeakRSS)/1e6)
 
 	// 5. Edit to searchable.
@@ -232,7 +232,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		edits = append(edits, time.Since(t0))
 	}
 	slices.Sort(edits)
-	res.EditP50, res.EditMax = pct(edits, 50), edits[len(edits)-1]
+	res.EditP50, res.EditMax = Percentile(edits, 50), edits[len(edits)-1]
 	fmt.Fprintf(cfg.Out, "edit to searchable over %d edits: median %s, max %s (debounce %s included)\n",
 		len(edits), res.EditP50.Round(time.Millisecond), res.EditMax.Round(time.Millisecond), res.Debounce)
 	return res, nil
@@ -294,8 +294,8 @@ func measureQueries(client *nats.Conn, queries []string, n int) (Latency, error)
 	}
 	return Latency{
 		N:   len(lat),
-		P50: pct(lat, 50), P90: pct(lat, 90), P99: pct(lat, 99), Max: lat[len(lat)-1],
-		EngineP50: pct(engine, 50), FloorP50: pct(floor, 50),
+		P50: Percentile(lat, 50), P90: Percentile(lat, 90), P99: Percentile(lat, 99), Max: lat[len(lat)-1],
+		EngineP50: Percentile(engine, 50), FloorP50: Percentile(floor, 50),
 	}, nil
 }
 
@@ -330,17 +330,17 @@ func measureEcho(nc, client *nats.Conn, work time.Duration) (now, afterWork time
 		}
 		slices.Sort(ds)
 		if spin == 0 {
-			now = pct(ds, 50)
+			now = Percentile(ds, 50)
 		} else {
-			afterWork = pct(ds, 50)
+			afterWork = Percentile(ds, 50)
 		}
 	}
 	return now, afterWork, nil
 }
 
-// cpuTime returns the user and system CPU time this process has used, and
+// CPUTime returns the user and system CPU time this process has used, and
 // the system part of it.
-func cpuTime() (total, sys time.Duration) {
+func CPUTime() (total, sys time.Duration) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, 0
@@ -348,7 +348,9 @@ func cpuTime() (total, sys time.Duration) {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), time.Duration(ru.Stime.Nano())
 }
 
-func pct(sorted []time.Duration, p int) time.Duration {
+// Percentile returns the p-th percentile of sorted durations, 0 when
+// there are none.
+func Percentile(sorted []time.Duration, p int) time.Duration {
 	if len(sorted) == 0 {
 		return 0
 	}
@@ -409,8 +411,8 @@ func startReplica(ctx context.Context, exe, url string, nc *nats.Conn, extra []s
 	return nil, 0, errors.New("query replica not ready after 60s")
 }
 
-// rss reads a process's resident and peak resident memory from /proc.
-func rss(pid int) (cur, peak int64) {
+// RSS reads a process's resident and peak resident memory from /proc.
+func RSS(pid int) (cur, peak int64) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, 0
@@ -437,9 +439,9 @@ func rss(pid int) (cur, peak int64) {
 	return cur, peak
 }
 
-// headingQueries collects up to n section headings of the corpus, in a
+// HeadingQueries collects up to n section headings of the corpus, in a
 // fixed order, as realistic queries.
-func headingQueries(dir string, n int) ([]string, error) {
+func HeadingQueries(dir string, n int) ([]string, error) {
 	var out []string
 	buf := make([]byte, 1<<20) // one line buffer for every file
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -487,8 +489,8 @@ func firstFile(dir string) (string, error) {
 	return found, err
 }
 
-// copyCorpus copies a directory, or unpacks a .tar.gz, into dst.
-func copyCorpus(src, dst string) (int64, error) {
+// CopyCorpus copies a directory, or unpacks a .tar.gz, into dst.
+func CopyCorpus(src, dst string) (int64, error) {
 	if strings.HasSuffix(src, ".tar.gz") || strings.HasSuffix(src, ".tgz") {
 		return untar(src, dst)
 	}

@@ -1,0 +1,42 @@
+// Command bleve indexes a corpus with bleve, the Go full-text search
+// library, as a reference for knowhub's bench: the same sections (cut by
+// knowhub's chunker), the same queries (the corpus's headings), on the same
+// machine. The host is shared and its speed swings within the hour, so
+// knowhub's figures are best read as ratios to this reference measured
+// alongside them.
+//
+// It is a module of its own so that knowhub does not depend on bleve:
+//
+//	cd bench/bleve && go run . --corpus ../../../shared/corpora/openclaw-docs-i18n.tar.gz
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	cfg := Config{Out: os.Stdout}
+	flag.StringVar(&cfg.Corpus, "corpus", "../../../shared/corpora/openclaw-docs", "Markdown `dir` or .tar.gz to index")
+	flag.IntVar(&cfg.Queries, "queries", 2000, "timed queries")
+	flag.IntVar(&cfg.Batch, "batch", 1000, "sections per bleve batch")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if _, err := Run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "bleve reference:", err)
+		os.Exit(1)
+	}
+}
+
+// Config configures a run.
+type Config struct {
+	Corpus  string
+	Queries int
+	Batch   int
+	Out     io.Writer
+}
