@@ -23,7 +23,8 @@ func main() {
 	cfg := Config{Out: os.Stdout}
 	flag.StringVar(&cfg.Corpus, "corpus", "../../../shared/corpora/openclaw-docs", "Markdown `dir` or .tar.gz to index")
 	flag.IntVar(&cfg.Queries, "queries", 2000, "timed queries")
-	flag.IntVar(&cfg.Batch, "batch", 1000, "sections per bleve batch")
+	flag.IntVar(&cfg.Batch, "batch", 1000, "documents per bleve batch")
+	flag.BoolVar(&cfg.Files, "files", false, "index each file whole, as one document, instead of knowhub's sections")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -38,5 +39,8 @@ type Config struct {
 	Corpus  string
 	Queries int
 	Batch   int
-	Out     io.Writer
+	// Files indexes each file as one document, its whole text as the
+	// body, as a plain full-text setup would.
+	Files bool
+	Out   io.Writer
 }

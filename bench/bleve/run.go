@@ -64,13 +64,17 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 	res := &Result{}
 	start := time.Now()
-	ids, sections, err := chunkCorpus(ctx, docs, &res.Files)
+	ids, sections, err := chunkCorpus(ctx, docs, cfg.Files, &res.Files)
 	if err != nil {
 		return nil, err
 	}
 	res.Chunk, res.Sections = time.Since(start), len(sections)
-	fmt.Fprintf(cfg.Out, "chunked %d files into %d sections in %s with knowhub's chunker (not counted below)\n",
-		res.Files, res.Sections, res.Chunk.Round(time.Millisecond))
+	unit := "sections"
+	if cfg.Files {
+		unit = "documents, one a file"
+	}
+	fmt.Fprintf(cfg.Out, "chunked %d files into %d %s in %s with knowhub's chunker (not counted below)\n",
+		res.Files, res.Sections, unit, res.Chunk.Round(time.Millisecond))
 
 	start = time.Now()
 	cpuStart, _ := bench.CPUTime()
@@ -141,8 +145,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 }
 
 // chunkCorpus cuts every Markdown file under dir into sections with
-// knowhub's chunker, and returns them with their IDs.
-func chunkCorpus(ctx context.Context, dir string, files *int) ([]string, []section, error) {
+// knowhub's chunker, and returns them with their IDs. With whole, a file
+// that has sections becomes one document: its title, and its text as the
+// body.
+func chunkCorpus(ctx context.Context, dir string, whole bool, files *int) ([]string, []section, error) {
 	var ids []string
 	var sections []section
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -167,8 +173,14 @@ func chunkCorpus(ctx context.Context, dir string, files *int) ([]string, []secti
 		if err != nil {
 			return err
 		}
-		if len(chunks) > 0 {
-			*files++
+		if len(chunks) == 0 {
+			return nil
+		}
+		*files++
+		if whole {
+			ids = append(ids, rel)
+			sections = append(sections, section{Title: chunks[0].Title, Body: string(src)})
+			return nil
 		}
 		for _, c := range chunks {
 			ids = append(ids, rel+"#"+strconv.Itoa(c.Ord))

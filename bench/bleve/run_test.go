@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-func TestRunIndexesEverySectionAndFindsEveryHeading(t *testing.T) {
+func TestRunIndexesEveryDocumentAndFindsEveryHeading(t *testing.T) {
 	dir := t.TempDir()
 	topics := []string{"fallback models", "durable consumers", "retention limits", "subject mapping", "key value buckets"}
 	for i, topic := range topics {
@@ -31,20 +31,26 @@ func TestRunIndexesEverySectionAndFindsEveryHeading(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := Run(context.Background(), Config{Corpus: dir, Queries: 40, Batch: 4, Out: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Files != len(topics) {
-		t.Errorf("files = %d, want %d", res.Files, len(topics))
-	}
-	if want := len(topics) * 4; res.Sections != want { // the intro and three steps
-		t.Errorf("sections = %d, want %d", res.Sections, want)
-	}
-	if res.Hits != 40 {
-		t.Errorf("%d of 40 heading queries found a section", res.Hits)
-	}
-	if res.Index <= 0 || res.P50 <= 0 || res.P50 > res.P99 || res.P99 > res.Max {
-		t.Errorf("timings out of order: index %s, p50 %s, p99 %s, max %s", res.Index, res.P50, res.P99, res.Max)
+	for _, whole := range []bool{false, true} {
+		res, err := Run(context.Background(), Config{Corpus: dir, Queries: 40, Batch: 4, Files: whole, Out: io.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Files != len(topics) {
+			t.Errorf("files %v: files = %d, want %d", whole, res.Files, len(topics))
+		}
+		want := len(topics) * 4 // the intro and three steps
+		if whole {
+			want = len(topics)
+		}
+		if res.Sections != want {
+			t.Errorf("files %v: documents = %d, want %d", whole, res.Sections, want)
+		}
+		if res.Hits != 40 {
+			t.Errorf("files %v: %d of 40 heading queries found a document", whole, res.Hits)
+		}
+		if res.Index <= 0 || res.P50 <= 0 || res.P50 > res.P99 || res.P99 > res.Max {
+			t.Errorf("files %v: timings out of order: index %s, p50 %s, p99 %s, max %s", whole, res.Index, res.P50, res.P99, res.Max)
+		}
 	}
 }
