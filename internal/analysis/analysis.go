@@ -44,8 +44,13 @@
 //     unigram. Characters are NFKC-normalized (half-width katakana fold to
 //     full width, a decomposed voicing mark composes) and a script change
 //     ends the run ("使用OpenClaw网关" → "使用", "openclaw"..., "网关").
-//     Other scripts (Thai, Arabic, Devanagari ...) form words as in step 1,
-//     without dictionary segmentation.
+//     Thai, Lao, Myanmar and Khmer, written without spaces between words,
+//     are indexed as bigrams the same way; their character is a letter
+//     with the vowel signs and tone marks that follow it ("ทำงาน" → "ทำ",
+//     "ำง", "งา", "าน"), and the decomposed Thai and Lao AM folds to the
+//     AM letter. Without a dictionary their words cannot be told apart;
+//     bigrams let a query word match inside a phrase. Other scripts
+//     (Arabic, Devanagari ...) form words as in step 1.
 //  6. Stop words. Terms in the Snowball English stop list as shipped with
 //     github.com/kljensen/snowball (127 words, including the "s", "t" and
 //     "don" that apostrophes leave) are dropped; their position is still
@@ -58,7 +63,7 @@
 //     dropped, not truncated; a dropped term still consumes its position.
 //
 // Positions are word ordinals: every word or compound consumes one
-// position, stop words and dropped words included, and every CJK bigram
+// position, stop words and dropped words included, and every bigram
 // consumes one.
 //
 // Stemming dominates the cost of analysis, so an Analyzer keeps a bounded,
@@ -72,7 +77,7 @@ import (
 // Version identifies the analysis output. It is stored with every indexed
 // document and must be bumped whenever the terms produced for the same input
 // change.
-const Version = "a1"
+const Version = "a2"
 
 // MaxTermLen is the longest term, in bytes, that the analyzer emits. Longer
 // terms are dropped.
@@ -83,13 +88,13 @@ type Token struct {
 	// Term is the normalized, stemmed index term.
 	Term string
 	// Pos is the word ordinal of the term. The whole of an identifier and its
-	// parts share one position; CJK bigrams get consecutive positions.
+	// parts share one position; bigrams get consecutive positions.
 	Pos int
 	// Start and End are the byte offsets in the input of the source text
 	// the term was made from, for highlighting: the word for a plain word,
 	// the whole compound for an identifier's whole (without leading or
 	// trailing connectors), the part for an identifier's part or a number's
-	// first component, the two characters for a CJK bigram. Analyzing
+	// first component, the two characters for a bigram. Analyzing
 	// text[Start:End] on its own yields Term.
 	Start, End int
 }

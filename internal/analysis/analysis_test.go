@@ -51,7 +51,6 @@ func TestSegmentation(t *testing.T) {
 		{"sharp s and friends", "Straße Æther Øresund Łódź", []string{"strass", "aether", "oresund", "lodz"}},
 		{"Cyrillic", "Привет, мир", []string{"привет", "мир"}},
 		{"Greek final sigma", "ΛΌΓΟΣ λόγος", []string{"λογοσ", "λογοσ"}},
-		{"Thai is one word per run", "สวัสดีครับ ไทย", []string{"สวัสดีครับ", "ไทย"}},
 		{"Devanagari keeps vowel signs", "नमस्ते दुनिया", []string{"नमस्ते", "दुनिया"}},
 		{"Arabic drops harakat", "مَرْحَبًا بالعالم", []string{"مرحبا", "بالعالم"}},
 		{"Hebrew drops points", "שָׁלוֹם", []string{"שלום"}},
@@ -195,6 +194,49 @@ func TestCJK(t *testing.T) {
 		}
 		if !slices.Equal(got, want) {
 			t.Errorf("got %v\nwant %v", got, want)
+		}
+	})
+}
+
+func TestSpacelessScripts(t *testing.T) {
+	checkTerms(t, []struct {
+		name, in string
+		want     []string
+	}{
+		// A character is a letter with its vowel signs and tone marks.
+		{"Thai bigrams", "สวัสดีครับ ไทย", []string{"สวั", "วัส", "สดี", "ดีค", "ครั", "รับ", "ไท", "ทย"}},
+		{"Thai single character", "ก", []string{"ก"}},
+		{"Thai word inside a phrase", "การเขียนเอกสาร", []string{"กา", "าร", "รเ", "เขี", "ขีย", "ยน", "นเ", "เอ", "อก", "กส", "สา", "าร"}},
+		{"Thai AM precomposed", "ทำงาน", []string{"ทำ", "ำง", "งา", "าน"}},
+		{"Thai AM decomposed folds", "ท\u0e4d\u0e32งาน", []string{"ทำ", "ำง", "งา", "าน"}},
+		{"Thai AM after a tone mark", "น\u0e49\u0e4d\u0e32", []string{"น้ำ"}},
+		{"Thai digits are a number", "บท๓", []string{"บท", "๓"}},
+		{"Thai punctuation splits runs", "ไทย๚ลาว", []string{"ไท", "ทย", "ลา", "าว"}},
+		{"Latin next to Thai", "Mintlifyและ", []string{"mintlifi", "แล", "ละ"}},
+		{"Lao", "ພາສາລາວ", []string{"ພາ", "າສ", "ສາ", "າລ", "ລາ", "າວ"}},
+		{"Lao AM decomposed folds", "ຄ\u0ecd\u0eb2", []string{"ຄຳ"}},
+		{"Khmer, vowel signs with their consonant", "ភាសា", []string{"ភាសា"}},
+		{"Myanmar, medials and asat with their consonant", "မြန်မာ", []string{"မြန်", "န်မာ"}},
+	})
+
+	t.Run("bigrams get consecutive positions and source spans", func(t *testing.T) {
+		text := "ทำงาน ok ก"
+		got := New().Analyze(text)
+		want := []Token{
+			{"ทำ", 0, 0, 6}, {"ำง", 1, 3, 9}, {"งา", 2, 6, 12}, {"าน", 3, 9, 15},
+			{"ok", 4, 16, 18}, {"ก", 5, 19, 22},
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("got %v\nwant %v", got, want)
+		}
+	})
+
+	t.Run("a flood of marks stays within MaxTermLen", func(t *testing.T) {
+		text := "ก" + strings.Repeat("\u0e48", 200) + "ข"
+		for _, term := range New().AppendTerms(nil, text) {
+			if len(term) > MaxTermLen {
+				t.Fatalf("term of %d bytes", len(term))
+			}
 		}
 	})
 }

@@ -18,6 +18,8 @@ func FuzzAnalyze(f *testing.F) {
 		"配置项目 配置 TypeScript 项目 設定ファイル ｻｰﾊﾞｰ か\u3099 한국어",
 		"Café ＡＢＣ１２ naïve Straße Ærø ΛΌΓΟΣ Привет",
 		"สวัสดีครับ नमस्ते مَرْحَبًا שָׁלוֹם",
+		"ท\u0e4d\u0e32งาน น\u0e49\u0e4d\u0e32 \u0e4d\u0e32 ຄ\u0ecd\u0eb2 ພາສາ ភាសា မြန်မာ Mintlifyและ๓",
+		"ก\u0e48\u0e48\u0e48\u0e48\u0e48\u0e48\u0e48\u0e48\u0e48\u0e48\u0e4d\u0e32ข",
 		"abc\xffdef\xc3(ghi", "a\u0301\u0301\u0301b", "x_.-_y", "a" + "\u200d" + "b",
 	} {
 		f.Add(seed)

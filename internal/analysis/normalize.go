@@ -9,14 +9,15 @@ import (
 
 // Character classes used by the scanner.
 const (
-	kSep    = iota // separates words
-	kLower         // lower-case letter
-	kUpper         // upper-case or title-case letter
-	kLetter        // letter without case (Lo, Lm)
-	kDigit         // number (Nd, Nl, No)
-	kMark          // combining mark or in-word format character
-	kConn          // connector that may join word characters: . - _
-	kCJK           // character indexed as bigrams
+	kSep       = iota // separates words
+	kLower            // lower-case letter
+	kUpper            // upper-case or title-case letter
+	kLetter           // letter without case (Lo, Lm)
+	kDigit            // number (Nd, Nl, No)
+	kMark             // combining mark or in-word format character
+	kConn             // connector that may join word characters: . - _
+	kCJK              // character indexed as bigrams
+	kSpaceless        // letter or mark of a script written without spaces between words
 )
 
 // asciiClass classifies every ASCII byte; bytes >= 0x80 are classified by
@@ -65,6 +66,8 @@ func runeClass(r rune) uint8 {
 	switch {
 	case isCJK(r):
 		return kCJK
+	case isSpaceless(r) && (unicode.IsLetter(r) || unicode.IsMark(r)):
+		return kSpaceless
 	case r == 0x2010 || r == 0x2011: // hyphen, non-breaking hyphen
 		return kConn
 	case r == 0x00AD || r == 0x200C || r == 0x200D: // soft hyphen, ZWNJ, ZWJ
@@ -125,6 +128,24 @@ func isCJK(r rune) bool {
 		return true
 	}
 	return false
+}
+
+// isSpaceless reports whether r belongs to a script written without spaces
+// between words, whose letters are indexed as bigrams of characters: Thai,
+// Lao, Myanmar and Khmer. Without a dictionary, their words cannot be
+// told apart, and a whole phrase between two spaces would be one term.
+func isSpaceless(r rune) bool {
+	return (r >= 0x0E00 && r <= 0x0EFF) || // Thai, Lao
+		(r >= 0x1000 && r <= 0x109F) || // Myanmar
+		(r >= 0x1780 && r <= 0x17FF) || // Khmer
+		(r >= 0xA9E0 && r <= 0xA9FF) || (r >= 0xAA60 && r <= 0xAA7F) // Myanmar extended B, A
+}
+
+// IsBigramRune reports whether r belongs to a script that analysis indexes
+// as bigrams of characters rather than as words: Han, Kana, Hangul,
+// Thai, Lao, Myanmar, Khmer.
+func IsBigramRune(r rune) bool {
+	return isCJK(r) || isSpaceless(r)
 }
 
 // cjkStable reports whether r is left unchanged by NFKC, so a CJK character

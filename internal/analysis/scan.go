@@ -83,6 +83,8 @@ func (st *state) run(text string) {
 			i += size
 		case kCJK:
 			i = st.cjk(text, i)
+		case kSpaceless:
+			i = st.spaceless(text, i)
 		default:
 			i = st.word(text, i)
 		}
@@ -508,6 +510,78 @@ func (st *state) cjk(text string, start int) int {
 		st.pos++
 	}
 	return i
+}
+
+// maxCharBytes bounds a character of a spaceless script with its marks:
+// a longer one (a flood of marks) is cut there, so that a bigram stays
+// within MaxTermLen.
+const maxCharBytes = 24
+
+// spaceless consumes the run of a script written without spaces between
+// words (Thai, Lao, Myanmar, Khmer) starting at text[start], emits its
+// bigrams (or the single character) at consecutive positions, like a CJK
+// run, and returns the end of the run. A character is a letter with the
+// marks that follow it, so vowel signs and tone marks stay with their
+// consonant. The decomposed Thai and Lao AM (nikhahit then AA) is folded
+// to the single AM letter that keyboards type.
+func (st *state) spaceless(text string, start int) int {
+	n := len(text)
+	i := start
+	chars := 0
+	prevStart, prevEnd := 0, 0
+	for i < n {
+		k, size := st.rt.classAt(text, i)
+		if k != kSpaceless {
+			break
+		}
+		cur := st.cur[:0]
+		j := i + size
+		if am, ok := decomposedAM(text[i:]); ok {
+			cur = utf8.AppendRune(cur, am)
+			j = i + 6
+		} else {
+			cur = append(cur, text[i:j]...)
+		}
+		for j < n && j-i < maxCharBytes {
+			r, s := utf8.DecodeRuneInString(text[j:])
+			if r < 0x300 || st.rt.info(r)&infoMark == 0 {
+				break
+			}
+			if _, ok := decomposedAM(text[j:]); ok {
+				break // the nikhahit starts the next character, AM
+			}
+			cur = append(cur, text[j:j+s]...)
+			j += s
+		}
+		if chars > 0 {
+			b := append(append(st.buf[:0], st.prev...), cur...)
+			st.buf = b
+			st.emit(scratch(b), prevStart, j)
+			st.pos++
+		}
+		st.cur, st.prev = st.prev, cur
+		prevStart, prevEnd = i, j
+		chars++
+		i = j
+	}
+	if chars == 1 {
+		st.emit(scratch(st.prev), prevStart, prevEnd)
+		st.pos++
+	}
+	return i
+}
+
+// decomposedAM reports whether s starts with the Thai or Lao nikhahit
+// followed by AA, and returns the AM letter the two spell.
+func decomposedAM(s string) (rune, bool) {
+	switch {
+	case len(s) < 6:
+	case s[:6] == "\u0e4d\u0e32":
+		return 0x0E33, true
+	case s[:6] == "\u0ecd\u0eb2":
+		return 0x0EB3, true
+	}
+	return 0, false
 }
 
 // appendLower appends the ASCII word s, lower-cased, to dst.
