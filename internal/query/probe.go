@@ -77,8 +77,9 @@ func newProbeSet(terms map[string]bool) *probeSet {
 	sort.Strings(ps.terms)
 	for _, t := range ps.terms {
 		p := t
-		// CJK terms are bigrams: the whole term is the probe.
-		if r, _ := utf8.DecodeRuneInString(t); r < 0x2E80 {
+		// Terms of CJK or Thai-like scripts are bigrams: the whole term is
+		// the probe.
+		if r, _ := utf8.DecodeRuneInString(t); !analysis.IsBigramRune(r) {
 			p = probePrefix(t)
 		}
 		ps.probes = append(ps.probes, p)

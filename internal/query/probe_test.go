@@ -139,9 +139,9 @@ func TestReleasedProbeSetsStartAfresh(t *testing.T) {
 // four bytes, an unstemmed word of another alphabet with its first four
 // letters, so that two common letters do not match half of the text.
 func TestProbesTakeCharactersNotBytes(t *testing.T) {
-	ps := newProbeSet(map[string]bool{"configur": true, "конфигурация": true, "الإعدادات": true, "配置": true, "ab": true})
+	ps := newProbeSet(map[string]bool{"configur": true, "конфигурация": true, "الإعدادات": true, "配置": true, "ab": true, "เขี": true})
 	defer ps.release()
-	want := map[string]string{"configur": "conf", "конфигурация": "конф", "الإعدادات": "الإع", "配置": "配置", "ab": "ab"}
+	want := map[string]string{"configur": "conf", "конфигурация": "конф", "الإعدادات": "الإع", "配置": "配置", "ab": "ab", "เขี": "เขี"}
 	for i, term := range ps.terms {
 		if ps.probes[i] != want[term] {
 			t.Errorf("probe of %q = %q, want %q", term, ps.probes[i], want[term])

@@ -26,17 +26,24 @@ func snippetOf(an *analysis.Analyzer, text string, hits []probeHit, ps *probeSet
 		}
 	}
 	// Mark each probed word in the window whose analysis yields a query
-	// term; only those few words are analysed.
+	// term; only those few words are analysed. Bigrams that overlap or
+	// touch (CJK, Thai ...) make one mark: "**เอกสาร**", not five.
 	var marks [][2]int
 	for _, h := range hits {
 		if h.pos < start || h.end > end {
 			continue
 		}
 		ws, we := wordAround(text, h.pos, h.end, start, end)
-		if n := len(marks); n > 0 && ws < marks[n-1][1] {
-			continue // same word as the previous mark
+		n := len(marks)
+		if n > 0 && ws < marks[n-1][1] && we <= marks[n-1][1] {
+			continue // within the previous mark
 		}
-		if ps.isTerm(an, text[ws:we], terms) {
+		if !ps.isTerm(an, text[ws:we], terms) {
+			continue
+		}
+		if n > 0 && ws <= marks[n-1][1] {
+			marks[n-1][1] = we
+		} else {
 			marks = append(marks, [2]int{ws, we})
 		}
 	}
@@ -65,13 +72,14 @@ func (ps *probeSet) isTerm(an *analysis.Analyzer, word string, terms map[string]
 }
 
 // wordAround widens [pos, end) to the identifier-like word holding it,
-// within [lo, hi). Scripts without spaces (CJK) keep the probe's span.
+// within [lo, hi). Scripts indexed as bigrams (CJK, Thai ...) keep the
+// probe's span.
 func wordAround(text string, pos, end, lo, hi int) (int, int) {
-	if r, _ := utf8.DecodeRuneInString(text[pos:]); r >= 0x2E80 {
+	if r, _ := utf8.DecodeRuneInString(text[pos:]); analysis.IsBigramRune(r) {
 		return pos, end
 	}
 	isWord := func(r rune) bool {
-		return r < 0x2E80 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' || r == '.' || unicode.Is(unicode.Mn, r))
+		return !analysis.IsBigramRune(r) && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-' || r == '.' || unicode.Is(unicode.Mn, r))
 	}
 	for pos > lo {
 		r, size := utf8.DecodeLastRuneInString(text[lo:pos])

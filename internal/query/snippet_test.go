@@ -28,8 +28,10 @@ func TestSnippet(t *testing.T) {
 			want: []string{"**Étape**", "**déploiement**"}},
 		{name: "vietnamese", text: "Cấu hình mô hình dự phòng cho tác nhân.", query: "cấu hình dự phòng",
 			want: []string{"**Cấu** **hình**", "**dự** **phòng**"}},
+		{name: "thai word inside a phrase", text: strings.Repeat("ข้อความอื่น ", 30) + "ไดเรกทอรีนี้ดูแลการเขียนเอกสารของโครงการ " + strings.Repeat("ข้อความอื่น ", 30), query: "เอกสาร",
+			want: []string{"**เอกสาร**"}, notWant: []string{"**ไดเรกทอรี"}},
 		{name: "chinese", text: strings.Repeat("其他内容。", 60) + "配置网关的模型回退链。" + strings.Repeat("其他内容。", 60), query: "模型回退",
-			want: []string{"**"}},
+			want: []string{"**模型回退**"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
