@@ -27,6 +27,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/app"
 	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/config"
@@ -439,13 +440,16 @@ func RSS(pid int) (cur, peak int64) {
 	return cur, peak
 }
 
-// HeadingQueries collects up to n section headings of the corpus, in a
-// fixed order, as realistic queries.
+// HeadingQueries returns n section headings of the corpus as realistic
+// queries: second-level headings of two words or more (or of four
+// characters of a script written without spaces, such as Chinese or Thai),
+// taken at even intervals over the files in name order, so that every part
+// of the corpus, and every language of a translated one, is asked about.
 func HeadingQueries(dir string, n int) ([]string, error) {
-	var out []string
+	var all []string
 	buf := make([]byte, 1<<20) // one line buffer for every file
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || len(out) >= n {
+		if err != nil || d.IsDir() {
 			return err
 		}
 		if ext := filepath.Ext(path); ext != ".md" && ext != ".mdx" {
@@ -458,17 +462,42 @@ func HeadingQueries(dir string, n int) ([]string, error) {
 		defer f.Close()
 		sc := bufio.NewScanner(f)
 		sc.Buffer(buf, len(buf))
-		for sc.Scan() && len(out) < n {
-			if h, ok := strings.CutPrefix(sc.Text(), "## "); ok && len(strings.Fields(h)) >= 2 {
-				out = append(out, strings.Trim(h, "`* "))
+		for sc.Scan() {
+			if h, ok := strings.CutPrefix(sc.Text(), "## "); ok && isQuery(h) {
+				all = append(all, strings.Trim(h, "`* "))
 			}
 		}
 		return nil
 	})
-	if len(out) == 0 && err == nil {
-		err = errors.New("no headings in the corpus to use as queries")
+	if err != nil {
+		return nil, err
 	}
-	return out, err
+	if len(all) == 0 {
+		return nil, errors.New("no headings in the corpus to use as queries")
+	}
+	if len(all) <= n {
+		return all, nil
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = all[i*len(all)/n]
+	}
+	return out, nil
+}
+
+// isQuery reports whether a heading makes a query: two words or more, or
+// four characters of a script indexed as bigrams.
+func isQuery(h string) bool {
+	if len(strings.Fields(h)) >= 2 {
+		return true
+	}
+	chars := 0
+	for _, r := range h {
+		if analysis.IsBigramRune(r) {
+			chars++
+		}
+	}
+	return chars >= 4
 }
 
 func firstFile(dir string) (string, error) {
