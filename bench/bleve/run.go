@@ -18,6 +18,7 @@ import (
 
 	"github.com/knowhub/knowhub/internal/bench"
 	"github.com/knowhub/knowhub/internal/chunker"
+	"github.com/knowhub/knowhub/internal/corpus"
 )
 
 // Result holds the measured figures.
@@ -56,7 +57,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer os.RemoveAll(work)
 	docs := filepath.Join(work, "docs")
-	size, err := bench.CopyCorpus(cfg.Corpus, docs)
+	size, err := corpus.Copy(cfg.Corpus, docs)
 	if err != nil {
 		return nil, fmt.Errorf("copy corpus: %w", err)
 	}
@@ -106,7 +107,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fmt.Fprintf(cfg.Out, "bleve index (%s, default mapping, batches of %d): %s (%s of CPU); RSS %d MB, peak %d MB\n",
 		bleveVersion(), cfg.Batch, res.Index.Round(time.Millisecond), res.IndexCPU.Round(time.Millisecond), res.RSS>>20, res.PeakRSS>>20)
 
-	queries, err := bench.HeadingQueries(docs, 500)
+	queries, err := corpus.Queries(docs, 500)
 	if err != nil {
 		return nil, err
 	}

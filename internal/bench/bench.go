@@ -6,9 +6,7 @@
 package bench
 
 import (
-	"archive/tar"
 	"bufio"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,11 +25,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/app"
 	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/corpus"
 )
 
 // Config configures a run.
@@ -85,7 +83,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	defer os.RemoveAll(work)
 	docs := filepath.Join(work, "docs")
-	size, err := CopyCorpus(cfg.Corpus, docs)
+	size, err := corpus.Copy(cfg.Corpus, docs)
 	if err != nil {
 		return nil, fmt.Errorf("copy corpus: %w", err)
 	}
@@ -149,7 +147,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Files, res.Sections = st.Sources, st.Chunks
 	fmt.Fprintf(cfg.Out, "cold index: %d files, %d sections in %s (%s of CPU in this process, %s of it in the kernel, embedded NATS included)\n",
 		res.Files, res.Sections, res.ColdIndex.Round(time.Millisecond), res.ColdIndexCPU.Round(time.Millisecond), res.ColdIndexSys.Round(time.Millisecond))
-	queries, err := HeadingQueries(docs, 500)
+	queries, err := corpus.Queries(docs, 500)
 	if err != nil {
 		stopNode()
 		return nil, err
@@ -440,66 +438,6 @@ func RSS(pid int) (cur, peak int64) {
 	return cur, peak
 }
 
-// HeadingQueries returns n section headings of the corpus as realistic
-// queries: second-level headings of two words or more (or of four
-// characters of a script written without spaces, such as Chinese or Thai),
-// taken at even intervals over the files in name order, so that every part
-// of the corpus, and every language of a translated one, is asked about.
-func HeadingQueries(dir string, n int) ([]string, error) {
-	var all []string
-	buf := make([]byte, 1<<20) // one line buffer for every file
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if ext := filepath.Ext(path); ext != ".md" && ext != ".mdx" {
-			return nil
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return nil
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(buf, len(buf))
-		for sc.Scan() {
-			if h, ok := strings.CutPrefix(sc.Text(), "## "); ok && isQuery(h) {
-				all = append(all, strings.Trim(h, "`* "))
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	if len(all) == 0 {
-		return nil, errors.New("no headings in the corpus to use as queries")
-	}
-	if len(all) <= n {
-		return all, nil
-	}
-	out := make([]string, n)
-	for i := range out {
-		out[i] = all[i*len(all)/n]
-	}
-	return out, nil
-}
-
-// isQuery reports whether a heading makes a query: two words or more, or
-// four characters of a script indexed as bigrams.
-func isQuery(h string) bool {
-	if len(strings.Fields(h)) >= 2 {
-		return true
-	}
-	chars := 0
-	for _, r := range h {
-		if analysis.IsBigramRune(r) {
-			chars++
-		}
-	}
-	return chars >= 4
-}
-
 func firstFile(dir string) (string, error) {
 	var found string
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -516,80 +454,4 @@ func firstFile(dir string) (string, error) {
 		err = errors.New("no .md file in the corpus")
 	}
 	return found, err
-}
-
-// CopyCorpus copies a directory, or unpacks a .tar.gz, into dst.
-func CopyCorpus(src, dst string) (int64, error) {
-	if strings.HasSuffix(src, ".tar.gz") || strings.HasSuffix(src, ".tgz") {
-		return untar(src, dst)
-	}
-	var total int64
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		total += int64(len(data))
-		return os.WriteFile(target, data, 0o644)
-	})
-	return total, err
-}
-
-func untar(src, dst string) (int64, error) {
-	f, err := os.Open(src)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		return 0, err
-	}
-	tr := tar.NewReader(gz)
-	var total int64
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return total, nil
-		}
-		if err != nil {
-			return total, err
-		}
-		name := filepath.Clean(h.Name)
-		if !filepath.IsLocal(name) {
-			return total, fmt.Errorf("unsafe path %q in archive", h.Name)
-		}
-		target := filepath.Join(dst, name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return total, err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return total, err
-			}
-			out, err := os.Create(target)
-			if err != nil {
-				return total, err
-			}
-			n, err := io.Copy(out, tr)
-			out.Close()
-			if err != nil {
-				return total, err
-			}
-			total += n
-		}
-	}
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,32 +59,5 @@ func TestRunSmallCorpus(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
-	}
-}
-
-func TestHeadingQueriesSpanTheCorpus(t *testing.T) {
-	dir := t.TempDir()
-	for i := range 10 {
-		body := fmt.Sprintf("# Page %d\n\n## Topic number %d\n\n## Single\n\ntext\n", i, i)
-		if i == 7 {
-			body += "## 配置模型\n\n## กฎของ\n\n## ไทย\n"
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("p%02d.md", i)), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := HeadingQueries(dir, 6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Twelve candidates (one-word "Single" and the three-letter "ไทย"
-	// are not queries), every second one taken.
-	want := []string{"Topic number 0", "Topic number 2", "Topic number 4", "Topic number 6", "配置模型", "Topic number 8"}
-	if !slices.Equal(got, want) {
-		t.Errorf("got %q\nwant %q", got, want)
-	}
-	all, err := HeadingQueries(dir, 100)
-	if err != nil || len(all) != 12 {
-		t.Errorf("all headings: %d (%v), want 12", len(all), err)
 	}
 }

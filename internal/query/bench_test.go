@@ -6,13 +6,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/catalog"
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/corpus"
 	"github.com/knowhub/knowhub/internal/indexer"
 )
 
@@ -25,7 +25,6 @@ func loadCorpus(tb testing.TB, dir string) (*Engine, []string) {
 	}
 	e := NewEngine(Limits{})
 	an := analysis.New()
-	var queries []string
 	var seq uint64
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || (filepath.Ext(path) != ".md" && filepath.Ext(path) != ".mdx") {
@@ -43,16 +42,13 @@ func loadCorpus(tb testing.TB, dir string) (*Engine, []string) {
 		seq++
 		cs := &contract.ChunkSet{Repo: "bench", Path: rel, FileSeq: seq, Chunks: chunks}
 		e.Apply(contract.DocKey("bench", rel), indexer.BuildDoc(cs, an), seq)
-		// Queries as `knowhub bench` picks them: second-level headings
-		// of two words or more.
-		for line := range strings.Lines(string(data)) {
-			h, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "## ")
-			if ok && len(strings.Fields(h)) >= 2 && len(queries) < 500 {
-				queries = append(queries, strings.Trim(h, "`* "))
-			}
-		}
 		return nil
 	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	// The queries `knowhub bench` asks.
+	queries, err := corpus.Queries(dir, 500)
 	if err != nil {
 		tb.Fatal(err)
 	}
