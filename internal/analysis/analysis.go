@@ -45,12 +45,15 @@
 //     full width, a decomposed voicing mark composes) and a script change
 //     ends the run ("使用OpenClaw网关" → "使用", "openclaw"..., "网关").
 //     Thai, Lao, Myanmar and Khmer, written without spaces between words,
-//     are indexed as bigrams the same way; their character is a letter
-//     with the vowel signs and tone marks that follow it ("ทำงาน" → "ทำ",
-//     "ำง", "งา", "าน"), and the decomposed Thai and Lao AM folds to the
-//     AM letter. Without a dictionary their words cannot be told apart;
-//     bigrams let a query word match inside a phrase. Other scripts
-//     (Arabic, Devanagari ...) form words as in step 1.
+//     are indexed as bigrams the same way. Their character is a letter
+//     with the vowel signs and tone marks that follow it; in Thai and Lao
+//     a vowel written before its consonant joins it, and AA, AM and SARA
+//     A join the consonant before them, which makes a character close to
+//     a Thai character cluster ("เอกสาร" → "เอก", "กสา", "สาร"). The
+//     decomposed AM folds to the AM letter. Without a dictionary their
+//     words cannot be told apart; bigrams let a query word match inside a
+//     phrase. Other scripts (Arabic, Devanagari ...) form words as in
+//     step 1.
 //  6. Stop words. Terms in the Snowball English stop list as shipped with
 //     github.com/kljensen/snowball (127 words, including the "s", "t" and
 //     "don" that apostrophes leave) are dropped; their position is still
@@ -77,7 +80,7 @@ import (
 // Version identifies the analysis output. It is stored with every indexed
 // document and must be bumped whenever the terms produced for the same input
 // change.
-const Version = "a2"
+const Version = "a3"
 
 // MaxTermLen is the longest term, in bytes, that the analyzer emits. Longer
 // terms are dropped.

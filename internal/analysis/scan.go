@@ -520,10 +520,16 @@ const maxCharBytes = 24
 // spaceless consumes the run of a script written without spaces between
 // words (Thai, Lao, Myanmar, Khmer) starting at text[start], emits its
 // bigrams (or the single character) at consecutive positions, like a CJK
-// run, and returns the end of the run. A character is a letter with the
-// marks that follow it, so vowel signs and tone marks stay with their
-// consonant. The decomposed Thai and Lao AM (nikhahit then AA) is folded
-// to the single AM letter that keyboards type.
+// run, and returns the end of the run.
+//
+// A character is a letter with the marks that follow it, so that vowel
+// signs and tone marks stay with their consonant. Thai and Lao also write
+// vowels as letters: one written before its consonant (เ แ โ ใ ไ) joins
+// the consonant after it, and AA, AM and SARA A join the consonant before
+// them, so that a character is close to a Thai character cluster and its
+// bigrams are not as common as letter pairs ("เอกสาร" → "เอก", "กสา",
+// "สาร"). The decomposed AM (nikhahit then AA) is folded to the single AM
+// letter that keyboards type.
 func (st *state) spaceless(text string, start int) int {
 	n := len(text)
 	i := start
@@ -535,20 +541,30 @@ func (st *state) spaceless(text string, start int) int {
 			break
 		}
 		cur := st.cur[:0]
-		j := i + size
-		if am, ok := decomposedAM(text[i:]); ok {
+		j := i
+		if r, _ := utf8.DecodeRuneInString(text[i:]); isLeadingVowel(r) && i+size < n {
+			if k2, size2 := st.rt.classAt(text, i+size); k2 == kSpaceless && st.rt.info(decodeAt(text, i+size))&infoMark == 0 {
+				// The vowel and the consonant after it.
+				cur = append(cur, text[i:i+size]...)
+				j, size = i+size, size2
+			}
+		}
+		if am, ok := decomposedAM(text[j:]); ok {
 			cur = utf8.AppendRune(cur, am)
-			j = i + 6
+			j += 6
 		} else {
-			cur = append(cur, text[i:j]...)
+			cur = append(cur, text[j:j+size]...)
+			j += size
 		}
 		for j < n && j-i < maxCharBytes {
-			r, s := utf8.DecodeRuneInString(text[j:])
-			if r < 0x300 || st.rt.info(r)&infoMark == 0 {
-				break
+			if am, ok := decomposedAM(text[j:]); ok {
+				cur = utf8.AppendRune(cur, am)
+				j += 6
+				continue
 			}
-			if _, ok := decomposedAM(text[j:]); ok {
-				break // the nikhahit starts the next character, AM
+			r, s := utf8.DecodeRuneInString(text[j:])
+			if r < 0x300 || (st.rt.info(r)&infoMark == 0 && !isFollowingVowel(r)) {
+				break
 			}
 			cur = append(cur, text[j:j+s]...)
 			j += s
@@ -569,6 +585,28 @@ func (st *state) spaceless(text string, start int) int {
 		st.pos++
 	}
 	return i
+}
+
+// decodeAt returns the rune at text[i].
+func decodeAt(text string, i int) rune {
+	r, _ := utf8.DecodeRuneInString(text[i:])
+	return r
+}
+
+// isLeadingVowel reports whether r is a Thai or Lao vowel written before
+// the consonant it follows in speech.
+func isLeadingVowel(r rune) bool {
+	return (r >= 0x0E40 && r <= 0x0E44) || (r >= 0x0EC0 && r <= 0x0EC4)
+}
+
+// isFollowingVowel reports whether r is a Thai or Lao vowel letter that
+// belongs to the consonant before it: SARA A, AA, AM, and LAKKHANGYAO.
+func isFollowingVowel(r rune) bool {
+	switch r {
+	case 0x0E30, 0x0E32, 0x0E33, 0x0E45, 0x0EB0, 0x0EB2, 0x0EB3:
+		return true
+	}
+	return false
 }
 
 // decomposedAM reports whether s starts with the Thai or Lao nikhahit
