@@ -523,7 +523,9 @@ func (ix *Index) search(q Query) (hits []Hit, total int, pruned bool) {
 		rest[i] = rest[i+1] + groups[i].bound*ix.maxBoost
 	}
 	for i, g := range groups {
-		if !pruned && i > 0 && len(acc.touched) >= q.Limit {
+		// No entry can have scored more than rest[0]-rest[i] yet: until
+		// that exceeds rest[i], the floor cannot, and is not computed.
+		if !pruned && i > 0 && len(acc.touched) >= q.Limit && rest[0]-rest[i] > rest[i] {
 			pruned = acc.kth(ix.entries, ix.stats, q.Filter, q.Limit) > rest[i]
 		}
 		ix.scoreGroup(acc, &sc, g, pruned)
