@@ -55,9 +55,13 @@ type Result struct {
 	ColdIndex       time.Duration
 	ColdIndexCPU    time.Duration // user+system CPU of the whole process meanwhile
 	ColdIndexSys    time.Duration // the system part of ColdIndexCPU
-	ReplicaReady    time.Duration
-	ReplicaRSS      int64 // bytes, after the queries
-	ReplicaPeakRSS  int64
+	// NodeRSS and NodePeakRSS are this process's memory once indexed: the
+	// all-in-one node (embedded NATS, every stage, the loaded index) and
+	// the bench's small client.
+	NodeRSS, NodePeakRSS int64
+	ReplicaReady         time.Duration
+	ReplicaRSS           int64 // bytes, after the queries
+	ReplicaPeakRSS       int64
 	// Queries go over TCP to the all-in-one node as `knowhub up` runs it
 	// (Up), then to a query replica in a process of its own (Replica).
 	Up, Replica Latency
@@ -147,6 +151,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.Files, res.Sections = st.Sources, st.Chunks
 	fmt.Fprintf(cfg.Out, "cold index: %d files, %d sections in %s (%s of CPU in this process, %s of it in the kernel, embedded NATS included)\n",
 		res.Files, res.Sections, res.ColdIndex.Round(time.Millisecond), res.ColdIndexCPU.Round(time.Millisecond), res.ColdIndexSys.Round(time.Millisecond))
+	res.NodeRSS, res.NodePeakRSS = RSS(os.Getpid())
+	fmt.Fprintf(cfg.Out, "  memory of the all-in-one node, as `knowhub up` runs it: RSS %d MB, peak %d MB\n", res.NodeRSS>>20, res.NodePeakRSS>>20)
 	queries, err := corpus.Queries(docs, 500)
 	if err != nil {
 		stopNode()
