@@ -48,7 +48,8 @@ func EncodeChunkSet(cs *ChunkSet) []byte {
 // must be valid UTF-8.
 func DecodeChunkSet(b []byte) (*ChunkSet, error) {
 	cs := &ChunkSet{}
-	r, err := openBody(b, chunkSetMagic, maxChunkSetBytes, "chunk set", cs)
+	// A chunk set is analysed and dropped: its many strings share its body.
+	r, err := openBody(b, chunkSetMagic, maxChunkSetBytes, "chunk set", cs, decompressOwned)
 	if err != nil {
 		return nil, err
 	}
@@ -84,9 +85,10 @@ func DecodeChunkSet(b []byte) (*ChunkSet, error) {
 }
 
 // openBody opens a payload of the binary-or-JSON kind: one that starts
-// with magic is decompressed (at most limit bytes) for a reader that
-// checks UTF-8; any other is JSON, decoded into v, and the reader is nil.
-func openBody(b []byte, magic byte, limit int, what string, v any) (*reader, error) {
+// with magic is decompressed by open (at most limit bytes) for a reader
+// that checks UTF-8; any other is JSON, decoded into v, and the reader is
+// nil.
+func openBody(b []byte, magic byte, limit int, what string, v any, open func([]byte, int, string) (*reader, error)) (*reader, error) {
 	if len(b) == 0 || b[0] != magic {
 		if !utf8.Valid(b) {
 			return nil, fmt.Errorf("%s is not valid UTF-8", what)
@@ -96,7 +98,7 @@ func openBody(b []byte, magic byte, limit int, what string, v any) (*reader, err
 		}
 		return nil, nil
 	}
-	r, err := decompress(b[1:], limit, what)
+	r, err := open(b[1:], limit, what)
 	if err != nil {
 		return nil, err
 	}

@@ -43,6 +43,39 @@ func TestChunkSetRoundTrip(t *testing.T) {
 	}
 }
 
+// TestDecodedChunkSetsDoNotShareMemory: the strings of a decoded chunk set
+// share its body; decoding others, of every size, concurrently, must
+// leave them as they were.
+func TestDecodedChunkSetsDoNotShareMemory(t *testing.T) {
+	first := sampleChunkSet()
+	got, err := DecodeChunkSet(EncodeChunkSet(first))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 50 {
+				cs := sampleChunkSet()
+				cs.Path = strings.Repeat("x", g*50+i)
+				cs.Chunks[0].Text = strings.Repeat("overwritten ", i*10)
+				cs.Chunks[0].HeadingPath = []string{"Other", strings.Repeat("h", i)}
+				if _, err := DecodeChunkSet(EncodeChunkSet(cs)); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	runtime.GC()
+	if !reflect.DeepEqual(got, first) {
+		t.Errorf("a decoded chunk set changed after others were decoded:\n got %+v\nwant %+v", got, first)
+	}
+}
+
 func TestDecodeChunkSetReadsJSON(t *testing.T) {
 	js, _ := json.Marshal(sampleChunkSet())
 	got, err := DecodeChunkSet(js)

@@ -285,6 +285,9 @@ type reader struct {
 	err error
 	// checkUTF8 makes str fail on invalid UTF-8.
 	checkUTF8 bool
+	// alias makes str return strings that share buf, which the reader
+	// owns and nothing writes: see decompressOwned.
+	alias bool
 	// body is the pooled buffer buf was decompressed into, if any.
 	body *[]byte
 }
@@ -314,6 +317,23 @@ func decompress(src []byte, limit int, what string) (*reader, error) {
 		return nil, fmt.Errorf("decompress %s: %w", what, err)
 	}
 	return &reader{buf: body, body: bp}, nil
+}
+
+// decompressOwned is decompress into a body of the reader's own, not
+// pooled, which the strings read then share instead of each being copied:
+// one allocation for a whole value instead of one per string. It suits a
+// value that is used and dropped, since any string kept keeps the whole
+// body.
+func decompressOwned(src []byte, limit int, what string) (*reader, error) {
+	n, err := s2.DecodedLen(src)
+	if err != nil || n > limit {
+		return nil, fmt.Errorf("%s body of %d bytes is corrupt or over %d: %v", what, n, limit, err)
+	}
+	body, err := s2.Decode(make([]byte, n), src)
+	if err != nil {
+		return nil, fmt.Errorf("decompress %s: %w", what, err)
+	}
+	return &reader{buf: body, alias: true}, nil
 }
 
 // release gives the reader's body back to the pool; the reader is done.
@@ -390,6 +410,9 @@ func (r *reader) str() string {
 	if r.checkUTF8 && r.err == nil && !utf8.Valid(b) {
 		r.err = errors.New("string is not valid UTF-8")
 		return ""
+	}
+	if r.alias && len(b) > 0 {
+		return unsafe.String(&b[0], len(b))
 	}
 	return string(b)
 }

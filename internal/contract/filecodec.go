@@ -32,7 +32,7 @@ func EncodeFileEvent(ev *FileEvent) []byte {
 // must be valid UTF-8.
 func DecodeFileEvent(b []byte) (*FileEvent, error) {
 	ev := &FileEvent{}
-	r, err := openBody(b, fileEventMagic, maxFileEventBytes, "file event", ev)
+	r, err := openBody(b, fileEventMagic, maxFileEventBytes, "file event", ev, decompress)
 	if err != nil {
 		return nil, err
 	}
