@@ -1,6 +1,7 @@
 package chunker
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -285,10 +286,14 @@ func TestSplitCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		orig := bytes.Clone(src)
 		chunks, err := Split(rel, src, Options{})
 		if err != nil {
 			t.Errorf("%s: %v", rel, err)
 			continue
+		}
+		if !bytes.Equal(src, orig) {
+			t.Errorf("%s: Split wrote to its input", rel)
 		}
 		checkChunks(t, chunks, Options{})
 		if len(chunks) == 0 {
@@ -323,7 +328,11 @@ func FuzzSplit(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, src []byte, budget uint16) {
 		opts := Options{MaxTokens: int(budget % 400)}
+		orig := bytes.Clone(src)
 		chunks, err := Split("fuzz/doc.md", src, opts)
+		if !bytes.Equal(src, orig) {
+			t.Fatal("Split wrote to its input") // the handler parses a string in place
+		}
 		if !utf8.Valid(src) {
 			if !errors.Is(err, ErrInvalidUTF8) {
 				t.Fatalf("invalid UTF-8 input: err = %v", err)
