@@ -168,6 +168,12 @@ type Index struct {
 	sumLen  [MaxFields]uint64
 	applied uint64 // highest SourceSeq applied, for stats
 	pool    sync.Pool
+	// scratch is Put's, under mu: see putScratch.
+	scratch struct {
+		lists []*postingList
+		slot  []int32
+		rows  []mergedTerm
+	}
 }
 
 // New returns an empty index scoring with p.
@@ -205,9 +211,8 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 	// The compact form names each of the document's terms once, so the
 	// global term map is consulted once per distinct term, not per chunk.
 	doc = doc.Compact()
-	lists := make([]*postingList, len(doc.Vocab)) // resolved on first use
-	slot := make([]int32, len(doc.Vocab))         // row of a term in the chunk, plus one
-	var rows []mergedTerm
+	lists, slot, rows := ix.putScratch(len(doc.Vocab))
+	defer func() { clear(lists); ix.scratch.rows = rows[:0] }()
 	for i := range doc.Chunks {
 		c := &doc.Chunks[i]
 		e := &Entry{Source: src, ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text,
@@ -261,6 +266,23 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 		list = append(list, e)
 	}
 	ix.sources[key] = list
+}
+
+// putScratch returns Put's scratch for a document of n terms: the posting
+// list of each term, resolved on first use (all nil), the row of each term
+// in the chunk being merged, plus one (all zero), and the rows. Put holds
+// the write lock, so one scratch serves every call; a very large document
+// gets its own.
+func (ix *Index) putScratch(n int) ([]*postingList, []int32, []mergedTerm) {
+	const maxKept = 1 << 16
+	if n > maxKept {
+		return make([]*postingList, n), make([]int32, n), nil
+	}
+	sc := &ix.scratch
+	if cap(sc.lists) < n {
+		sc.lists, sc.slot = make([]*postingList, n, max(n, 1024)), make([]int32, n, max(n, 1024))
+	}
+	return sc.lists[:n], sc.slot[:n], sc.rows[:0]
 }
 
 // Trim gives back the spare capacity that appending left in posting lists
