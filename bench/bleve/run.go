@@ -51,16 +51,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Batch <= 0 {
 		cfg.Batch = 1000
 	}
-	work, err := os.MkdirTemp("", "knowhub-bleve-")
+	work, docs, size, err := corpus.Stage(cfg.Corpus, "knowhub-bleve-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	docs := filepath.Join(work, "docs")
-	size, err := corpus.Copy(cfg.Corpus, docs)
-	if err != nil {
-		return nil, fmt.Errorf("copy corpus: %w", err)
-	}
 	fmt.Fprintf(cfg.Out, "corpus %s: %.1f MB copied to %s\n", cfg.Corpus, float64(size)/1e6, docs)
 
 	res := &Result{}

@@ -81,16 +81,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Edits == 0 {
 		cfg.Edits = 5
 	}
-	work, err := os.MkdirTemp("", "knowhub-bench-")
+	work, docs, size, err := corpus.Stage(cfg.Corpus, "knowhub-bench-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(work)
-	docs := filepath.Join(work, "docs")
-	size, err := corpus.Copy(cfg.Corpus, docs)
-	if err != nil {
-		return nil, fmt.Errorf("copy corpus: %w", err)
-	}
 	res := &Result{CorpusBytes: size}
 	fmt.Fprintf(cfg.Out, "corpus %s: %.1f MB copied to %s\n", cfg.Corpus, float64(size)/1e6, docs)
 

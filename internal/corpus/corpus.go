@@ -77,6 +77,22 @@ func isQuery(h string) bool {
 	return chars >= 4
 }
 
+// Stage copies or unpacks src (see Copy) into the docs folder of a new
+// temporary directory, and returns the directory, which the caller
+// removes when done, the docs folder and the bytes copied.
+func Stage(src, prefix string) (work, docs string, size int64, err error) {
+	work, err = os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", "", 0, err
+	}
+	docs = filepath.Join(work, "docs")
+	if size, err = Copy(src, docs); err != nil {
+		os.RemoveAll(work)
+		return "", "", 0, fmt.Errorf("copy corpus: %w", err)
+	}
+	return work, docs, size, nil
+}
+
 // Copy copies a directory, or unpacks a .tar.gz, into dst.
 func Copy(src, dst string) (int64, error) {
 	if strings.HasSuffix(src, ".tar.gz") || strings.HasSuffix(src, ".tgz") {
