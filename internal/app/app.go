@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/bus"
 	"github.com/knowhub/knowhub/internal/chunker"
@@ -216,7 +217,7 @@ func (n *Node) HTTPAddr() string {
 func (n *Node) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 4)
+	errc := make(chan error, 5)
 	running := 0
 	start := func(name string, fn func(context.Context) error) {
 		running++
@@ -242,6 +243,9 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.http != nil {
 		start("http", n.serveHTTP)
 	}
+	if n.stages.Chunker && n.stages.Indexer && n.Query != nil {
+		start("reindex", n.reindexIfStale)
+	}
 	var first error
 	for range running {
 		err := <-errc
@@ -252,6 +256,33 @@ func (n *Node) Run(ctx context.Context) error {
 		cancel()
 	}
 	return first
+}
+
+// reindexIfStale waits for the query stage to load the index and, when a
+// document in it was built by another analyzer version (an upgrade
+// changed how text is analysed), rebuilds the index by replaying KH_FILES,
+// as `knowhub reindex` does. Only a node that runs the chunker and the
+// indexer does so; a replica alone only warns. Like every stage, it
+// returns when the node stops.
+func (n *Node) reindexIfStale(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-n.Query.Ready():
+	}
+	if v := n.Query.StaleDocs(); v != "" {
+		n.log.Warn("the index was built by another analyzer version; rebuilding it from KH_FILES", "index", v, "now", analysis.Version)
+		res, err := Replay(ctx, n.js)
+		switch {
+		case ctx.Err() != nil:
+		case err != nil:
+			n.log.Error("could not rebuild the index; run `knowhub reindex`", "err", err)
+		default:
+			n.log.Info("replayed KH_FILES", "files", res.Files, "tombstones", res.Tombstones, "changed_meanwhile", res.Changed)
+		}
+	}
+	<-ctx.Done()
+	return nil
 }
 
 func (n *Node) serveHTTP(ctx context.Context) error {

@@ -485,3 +485,63 @@ func TestCorrelationIDFollowsAFile(t *testing.T) {
 		t.Errorf("chunk set source sequence %q, want %d", cm.Header.Get(contract.HeaderSourceSeq), fm.Sequence)
 	}
 }
+
+// TestStartRebuildsAnIndexOfAnotherAnalyzer: after an upgrade that changes
+// the analysis, `knowhub up` finds documents built by the old analyzer and
+// rebuilds them from KH_FILES, though no file changed.
+func TestStartRebuildsAnIndexOfAnotherAnalyzer(t *testing.T) {
+	srv := natstest.Start(t, "")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.md"), "# Alpha\n\n## Install\n\nInstall with the package manager.\n")
+	cfg := testConfig(config.Repository{Name: "docs", Path: dir})
+	first := runNode(t, srv, cfg)
+	if got := first.Query.StaleDocs(); got != "" {
+		t.Errorf("a fresh index reports documents of analyzer %q", got)
+	}
+	first.stop()
+
+	// Mark the document as built by an older analyzer.
+	ctx := context.Background()
+	kv, err := srv.JS.KeyValue(ctx, contract.BucketIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := contract.DocKey("docs", "a.md")
+	analyzerOf := func() string {
+		e, err := kv.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := contract.DecodeIndexDoc(e.Value())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return doc.Analyzer
+	}
+	e, err := kv.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := contract.DecodeIndexDoc(e.Value())
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := doc.Analyzer
+	doc.Analyzer = "a0"
+	b, err := contract.EncodeIndexDoc(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, key, b); err != nil {
+		t.Fatal(err)
+	}
+
+	second := runNode(t, srv, cfg)
+	if got := second.Query.StaleDocs(); got != "a0" {
+		t.Errorf("StaleDocs = %q, want a0", got)
+	}
+	natstest.WaitFor(t, 10*time.Second, "the document to be rebuilt by "+current, func() bool {
+		return analyzerOf() == current
+	})
+	waitSearch(t, srv.NC, "install package manager", "the rebuilt document", func(r *contract.SearchResponse) bool { return len(r.Hits) == 1 })
+}

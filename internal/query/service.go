@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -68,6 +69,20 @@ type Service struct {
 
 	readyOnce sync.Once
 	ready     chan struct{}
+	// staleDocs is the analyzer version of a docs document built by
+	// another than this build's, if the index holds one: see StaleDocs.
+	staleDocs atomic.Pointer[string]
+}
+
+// StaleDocs returns the analyzer version of a docs document in the index
+// that another analyzer built, or "" when every one seen so far matches
+// this build's. Documents are built again by replaying KH_FILES
+// (`knowhub reindex`, which `knowhub up` runs itself).
+func (s *Service) StaleDocs() string {
+	if v := s.staleDocs.Load(); v != nil {
+		return *v
+	}
+	return ""
 }
 
 // New returns a service; Run starts it.
@@ -265,9 +280,15 @@ func (s *Service) follow(ctx context.Context, updates <-chan jetstream.KeyValueE
 			s.log.Error("skip undecodable index value", "key", r.key, "err", r.err)
 			continue
 		}
-		if r.doc != nil && r.doc.Analyzer != analysis.Version && !warned {
-			warned = true
-			s.log.Warn("index built by another analyzer version; run `knowhub reindex`", "index", r.doc.Analyzer, "query", analysis.Version)
+		if r.doc != nil && r.doc.Analyzer != analysis.Version && !r.doc.Deleted {
+			if r.doc.Collection == contract.CollectionDocs && s.staleDocs.Load() == nil {
+				v := r.doc.Analyzer
+				s.staleDocs.Store(&v)
+			}
+			if !warned {
+				warned = true
+				s.log.Warn("index built by another analyzer version; run `knowhub reindex`", "index", r.doc.Analyzer, "query", analysis.Version)
+			}
 		}
 		s.engine.Apply(r.key, r.doc, r.rev)
 	}
