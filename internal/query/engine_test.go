@@ -105,8 +105,9 @@ func FuzzSearchDocs(f *testing.F) {
 	e := engineWith(f, map[string]string{
 		"a.md": "Configure a fallback model chain for the gateway.",
 		"b.md": "配置 TypeScript 项目 and ToolSearch with create_issue.",
+		"c.md": "ไดเรกทอรีนี้ดูแลการเขียนเอกสาร ท\u0e4d\u0e32งาน ພາສາລາວ ភាសា",
 	})
-	for _, s := range []string{"fallback", `"model chain"`, "配置", "echo:", "ripgrep~1", `"`, "create_issue --dry-run"} {
+	for _, s := range []string{"fallback", `"model chain"`, "配置", "echo:", "ripgrep~1", `"`, "create_issue --dry-run", "เอกสาร", "ทำงาน ลาว"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
