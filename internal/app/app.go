@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -256,6 +257,18 @@ func (n *Node) Run(ctx context.Context) error {
 		cancel()
 	}
 	return first
+}
+
+// Settle gives back the memory a bulk load left behind, once the node has
+// caught up: the spare capacity of posting lists, and the garbage, which
+// goes back to the OS. A query replica does the same when it has loaded;
+// `knowhub up` calls it after the initial sync, so that the node's
+// resident size is what it holds rather than its peak.
+func (n *Node) Settle() {
+	if n.Query != nil {
+		n.Query.Engine().Trim()
+	}
+	debug.FreeOSMemory()
 }
 
 // reindexIfStale waits for the query stage to load the index and, when a

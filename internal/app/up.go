@@ -62,6 +62,7 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 		st := node.Query.Engine().Stats(true).Collections[contract.CollectionDocs]
 		fmt.Fprintf(out, "indexed %d files, %d sections in %s; search with: go run ./cmd/knowhub search \"your question\"\n",
 			st.Sources, st.Chunks, time.Since(start).Round(time.Millisecond))
+		node.Settle()
 	}()
 	return node.Run(ctx)
 }
