@@ -507,7 +507,7 @@ func TestStartRebuildsAnIndexOfAnotherAnalyzer(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := contract.DocKey("docs", "a.md")
-	analyzerOf := func() string {
+	readDoc := func() *contract.IndexDoc {
 		e, err := kv.Get(ctx, key)
 		if err != nil {
 			t.Fatal(err)
@@ -516,16 +516,9 @@ func TestStartRebuildsAnIndexOfAnotherAnalyzer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return doc.Analyzer
+		return doc
 	}
-	e, err := kv.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := contract.DecodeIndexDoc(e.Value())
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := readDoc()
 	current := doc.Analyzer
 	doc.Analyzer = "a0"
 	b, err := contract.EncodeIndexDoc(doc)
@@ -541,7 +534,7 @@ func TestStartRebuildsAnIndexOfAnotherAnalyzer(t *testing.T) {
 		t.Errorf("StaleDocs = %q, want a0", got)
 	}
 	natstest.WaitFor(t, 10*time.Second, "the document to be rebuilt by "+current, func() bool {
-		return analyzerOf() == current
+		return readDoc().Analyzer == current
 	})
 	waitSearch(t, srv.NC, "install package manager", "the rebuilt document", func(r *contract.SearchResponse) bool { return len(r.Hits) == 1 })
 }
