@@ -293,11 +293,34 @@ func TestTermFrequencyClampsAtMaxTF(t *testing.T) {
 
 func TestTrimKeepsResultsAndDropsSpareCapacity(t *testing.T) {
 	ix := mustNew(t, bodyParams())
+	// Terms of one posting first, so that the lists Trim shrinks come
+	// after its first batch.
+	for i := range 2 * trimBatch / 100 {
+		terms := map[string]int{}
+		for j := range 100 {
+			terms[fmt.Sprint("u", i, "_", j)] = 1
+		}
+		ix.Put(fmt.Sprint("u", i), doc(uint64(1000+i), terms), nil)
+	}
 	for i := range 100 {
 		ix.Put(fmt.Sprint("d", i), doc(uint64(i+1), map[string]int{"nats": 1 + i%3, fmt.Sprint("w", i%7): 1}), nil)
 	}
+	if pl := ix.terms["nats"]; pl.id < trimBatch || cap(pl.postings) == len(pl.postings) {
+		t.Fatalf("list of nats: id %d, %d postings in capacity %d: not a test of batches", pl.id, len(pl.postings), cap(pl.postings))
+	}
 	before := search(ix, 20, "nats", "w3")
+	done := make(chan bool)
+	go func() { // searches go on while Trim runs
+		defer close(done)
+		for range 20 {
+			if got := search(ix, 20, "nats", "w3"); fmt.Sprint(got) != fmt.Sprint(before) {
+				t.Errorf("results changed during Trim")
+				return
+			}
+		}
+	}()
 	ix.Trim()
+	<-done
 	after := search(ix, 20, "nats", "w3")
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Errorf("results changed by Trim:\n%v\n%v", before, after)
