@@ -303,9 +303,9 @@ const maxPooledBody = 8 << 20
 // pooled buffer, which must hold at most limit bytes. Call release once
 // the decoded value no longer needs the reader.
 func decompress(src []byte, limit int, what string) (*reader, error) {
-	n, err := s2.DecodedLen(src)
-	if err != nil || n > limit {
-		return nil, fmt.Errorf("%s body of %d bytes is corrupt or over %d: %v", what, n, limit, err)
+	n, err := decodedLen(src, limit, what)
+	if err != nil {
+		return nil, err
 	}
 	bp := bodies.Get().(*[]byte)
 	if cap(*bp) < n {
@@ -325,15 +325,25 @@ func decompress(src []byte, limit int, what string) (*reader, error) {
 // value that is used and dropped, since any string kept keeps the whole
 // body.
 func decompressOwned(src []byte, limit int, what string) (*reader, error) {
-	n, err := s2.DecodedLen(src)
-	if err != nil || n > limit {
-		return nil, fmt.Errorf("%s body of %d bytes is corrupt or over %d: %v", what, n, limit, err)
+	n, err := decodedLen(src, limit, what)
+	if err != nil {
+		return nil, err
 	}
 	body, err := s2.Decode(make([]byte, n), src)
 	if err != nil {
 		return nil, fmt.Errorf("decompress %s: %w", what, err)
 	}
 	return &reader{buf: body, alias: true}, nil
+}
+
+// decodedLen returns the size of the S2 block src once decompressed,
+// which must be at most limit bytes.
+func decodedLen(src []byte, limit int, what string) (int, error) {
+	n, err := s2.DecodedLen(src)
+	if err != nil || n > limit {
+		return 0, fmt.Errorf("%s body of %d bytes is corrupt or over %d: %v", what, n, limit, err)
+	}
+	return n, nil
 }
 
 // release gives the reader's body back to the pool; the reader is done.
