@@ -33,7 +33,7 @@ func (ix *Index) Fuzzy(term string, maxEdits, limit int) []Expansion {
 		if l <= 0 {
 			continue
 		}
-		for _, cand := range ix.vocab[vocabKey{first: term[0], n: l}] {
+		for cand := range ix.vocabOf(vocabKey{first: term[0], n: l}) {
 			if r, _ := utf8.DecodeRuneInString(cand); r != first || cand == term {
 				continue
 			}
@@ -41,7 +41,7 @@ func (ix *Index) Fuzzy(term string, maxEdits, limit int) []Expansion {
 			if d > maxEdits || seen[cand] {
 				continue
 			}
-			if pl := ix.terms[cand]; pl != nil && pl.df > 0 {
+			if pl := ix.list(cand); pl != nil && pl.df > 0 {
 				seen[cand] = true
 				out = append(out, Expansion{Term: cand, Edits: d, DF: pl.df})
 			}
@@ -66,7 +66,7 @@ func (ix *Index) Fuzzy(term string, maxEdits, limit int) []Expansion {
 func (ix *Index) DF(term string) int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if pl := ix.terms[term]; pl != nil {
+	if pl := ix.list(term); pl != nil {
 		return pl.df
 	}
 	return 0
@@ -143,11 +143,11 @@ func (ix *Index) Related(term string, limit int) []Expansion {
 	defer ix.mu.RUnlock()
 	var out []Expansion
 	for l := len(head); l <= len(term)+maxRelatedExtra; l++ {
-		for _, cand := range ix.vocab[vocabKey{first: term[0], n: l}] {
+		for cand := range ix.vocabOf(vocabKey{first: term[0], n: l}) {
 			if cand == term || !strings.HasPrefix(cand, head) || !sameFamily(term, cand) {
 				continue
 			}
-			pl := ix.terms[cand]
+			pl := ix.list(cand)
 			if pl == nil || pl.df == 0 || slices.ContainsFunc(out, func(x Expansion) bool { return x.Term == cand }) {
 				continue // removed, or listed twice in vocab after churn
 			}

@@ -6,6 +6,7 @@ package search
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -137,9 +138,9 @@ type posting struct {
 	tf  [MaxFields]uint8 // clamped at MaxTF
 }
 
+// postingList is a term's postings, in Index.lists at the term's id in
+// Index.terms. A removed term's list is empty.
 type postingList struct {
-	id       uint32 // index in Index.lists
-	term     string
 	postings []posting
 	df       int // alive postings
 }
@@ -157,12 +158,11 @@ type Index struct {
 	// pruning bound of Search.
 	maxBoost float64
 	sources  map[string][]*Entry
-	terms    map[string]*postingList
-	lists    []*postingList // by id; nil where freed
-	freeIDs  []uint32
-	// vocab lists terms by first byte and length, for typo expansion and
-	// completions; it may hold removed terms.
-	vocab   map[vocabKey][]string
+	terms    termDict
+	lists    []postingList // by term id
+	// vocab lists term ids by first byte and length, for typo expansion
+	// and completions; it may hold removed ids (see vocabOf).
+	vocab   map[vocabKey][]uint32
 	alive   int
 	dead    int
 	sumLen  [MaxFields]uint64
@@ -170,7 +170,7 @@ type Index struct {
 	pool    sync.Pool
 	// scratch is Put's, under mu: see putScratch.
 	scratch struct {
-		lists []*postingList
+		lists []uint32
 		slot  []int32
 		rows  []mergedTerm
 	}
@@ -185,8 +185,8 @@ func New(p Params) (*Index, error) {
 		params:  p,
 		fieldOf: make(map[string]int, len(p.Fields)),
 		sources: make(map[string][]*Entry),
-		terms:   make(map[string]*postingList),
-		vocab:   make(map[vocabKey][]string),
+		terms:   newTermDict(),
+		vocab:   make(map[vocabKey][]uint32),
 	}
 	for i, f := range p.Fields {
 		ix.fieldOf[f.Name] = i
@@ -248,14 +248,15 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 		e.terms = make([]uint32, 0, len(rows))
 		for _, r := range rows {
 			slot[r.term] = 0
-			pl := lists[r.term]
-			if pl == nil {
-				pl = ix.postingList(doc.Vocab[r.term])
-				lists[r.term] = pl
+			id := lists[r.term]
+			if id == 0 {
+				id = ix.listID(doc.Vocab[r.term]) + 1
+				lists[r.term] = id
 			}
+			pl := &ix.lists[id-1]
 			pl.postings = append(pl.postings, posting{doc: e.ord, tf: r.tf})
 			pl.df++
-			e.terms = append(e.terms, pl.id)
+			e.terms = append(e.terms, id-1)
 		}
 		for f := range st.lens {
 			ix.sumLen[f] += uint64(st.lens[f])
@@ -269,18 +270,18 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 }
 
 // putScratch returns Put's scratch for a document of n terms: the posting
-// list of each term, resolved on first use (all nil), the row of each term
+// list id of each term plus one, resolved on first use (all 0), the row of each term
 // in the chunk being merged, plus one (all zero), and the rows. Put holds
 // the write lock, so one scratch serves every call; a very large document
 // gets its own.
-func (ix *Index) putScratch(n int) ([]*postingList, []int32, []mergedTerm) {
+func (ix *Index) putScratch(n int) ([]uint32, []int32, []mergedTerm) {
 	const maxKept = 1 << 16
 	if n > maxKept {
-		return make([]*postingList, n), make([]int32, n), nil
+		return make([]uint32, n), make([]int32, n), nil
 	}
 	sc := &ix.scratch
 	if cap(sc.lists) < n {
-		sc.lists, sc.slot = make([]*postingList, n, max(n, 1024)), make([]int32, n, max(n, 1024))
+		sc.lists, sc.slot = make([]uint32, n, max(n, 1024)), make([]int32, n, max(n, 1024))
 	}
 	return sc.lists[:n], sc.slot[:n], sc.rows[:0]
 }
@@ -305,8 +306,8 @@ func (ix *Index) trimFrom(start int) bool {
 	if start >= len(ix.lists) {
 		return false
 	}
-	for _, pl := range ix.lists[start:min(start+trimBatch, len(ix.lists))] {
-		if pl != nil && cap(pl.postings)-len(pl.postings) > len(pl.postings)/8 {
+	for i := start; i < min(start+trimBatch, len(ix.lists)); i++ {
+		if pl := &ix.lists[i]; cap(pl.postings)-len(pl.postings) > len(pl.postings)/8 {
 			exact := make([]posting, len(pl.postings))
 			copy(exact, pl.postings)
 			pl.postings = exact
@@ -315,26 +316,18 @@ func (ix *Index) trimFrom(start int) bool {
 	return true
 }
 
-// postingList returns the list of term, creating it if new. A new term
-// is copied: a decoded document's terms share one allocation, which the
-// index must not keep.
-func (ix *Index) postingList(term string) *postingList {
-	pl := ix.terms[term]
-	if pl == nil {
-		term = strings.Clone(term)
-		pl = &postingList{term: term}
-		if n := len(ix.freeIDs); n > 0 {
-			pl.id = ix.freeIDs[n-1]
-			ix.freeIDs = ix.freeIDs[:n-1]
-			ix.lists[pl.id] = pl
-		} else {
-			pl.id = uint32(len(ix.lists))
-			ix.lists = append(ix.lists, pl)
+// listID returns the id of term's posting list, adding the term if new.
+// The dictionary copies a new term: a decoded document's terms share one
+// allocation, which the index must not keep.
+func (ix *Index) listID(term string) uint32 {
+	id, added := ix.terms.add(term)
+	if added {
+		if int(id) == len(ix.lists) {
+			ix.lists = append(ix.lists, postingList{})
 		}
-		ix.terms[term] = pl
-		ix.addVocab(term)
+		ix.addVocab(term, id)
 	}
-	return pl
+	return id
 }
 
 // vocabKey groups vocabulary terms by first byte and byte length: typo
@@ -377,12 +370,11 @@ func (ix *Index) removeLocked(key string) {
 		st := &ix.stats[e.ord]
 		st.boost = 0
 		for _, id := range e.terms {
-			pl := ix.lists[id]
+			pl := &ix.lists[id]
 			pl.df--
 			if pl.df == 0 {
-				delete(ix.terms, pl.term)
-				ix.lists[id] = nil
-				ix.freeIDs = append(ix.freeIDs, id)
+				ix.terms.remove(id)
+				*pl = postingList{}
 			} else if pl.df*2 < len(pl.postings) && len(pl.postings) > 8 {
 				ix.compactList(pl)
 			}
@@ -413,7 +405,8 @@ func (ix *Index) compactAll() {
 			stats = append(stats, ix.stats[i])
 		}
 	}
-	for _, pl := range ix.terms {
+	for i := range ix.lists {
+		pl := &ix.lists[i]
 		out := pl.postings[:0]
 		for _, p := range pl.postings {
 			if ix.stats[p.doc].alive() {
@@ -426,18 +419,45 @@ func (ix *Index) compactAll() {
 	ix.entries = live
 	ix.stats = stats
 	ix.dead = 0
+	ix.terms.compact()
 	clear(ix.vocab)
-	for term := range ix.terms {
-		ix.addVocab(term)
+	for id := range uint32(ix.terms.Cap()) {
+		if ix.terms.alive(id) {
+			ix.addVocab(ix.terms.term(id), id)
+		}
 	}
 }
 
-func (ix *Index) addVocab(term string) {
+func (ix *Index) addVocab(term string, id uint32) {
 	if term == "" {
 		return // nothing is close to it
 	}
 	k := vocabKey{first: term[0], n: len(term)}
-	ix.vocab[k] = append(ix.vocab[k], term)
+	ix.vocab[k] = append(ix.vocab[k], id)
+}
+
+// vocabOf yields the live terms listed under k, possibly twice: an id
+// stays listed when its term is removed, and may come back for another.
+func (ix *Index) vocabOf(k vocabKey) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		for _, id := range ix.vocab[k] {
+			if !ix.terms.alive(id) {
+				continue
+			}
+			if t := ix.terms.term(id); len(t) == k.n && t[0] == k.first && !yield(t) {
+				return
+			}
+		}
+	}
+}
+
+// list returns the posting list of term, nil if the index has none.
+func (ix *Index) list(term string) *postingList {
+	id, ok := ix.terms.find(term)
+	if !ok {
+		return nil
+	}
+	return &ix.lists[id]
 }
 
 func (ix *Index) compactList(pl *postingList) {
@@ -462,7 +482,7 @@ type Stats struct {
 func (ix *Index) Stats() Stats {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return Stats{Sources: len(ix.sources), Chunks: ix.alive, Terms: len(ix.terms), Applied: ix.applied}
+	return Stats{Sources: len(ix.sources), Chunks: ix.alive, Terms: ix.terms.Len(), Applied: ix.applied}
 }
 
 // EachSource calls fn for every source under the read lock.
@@ -496,7 +516,7 @@ func (ix *Index) EntryTerms(e *Entry) []string {
 	defer ix.mu.RUnlock()
 	out := make([]string, 0, len(e.terms))
 	for _, id := range e.terms {
-		out = append(out, ix.lists[id].term)
+		out = append(out, ix.terms.term(id))
 	}
 	return out
 }
@@ -615,7 +635,7 @@ func (ix *Index) groupTerms(terms []Term) []termGroup {
 	byID := make(map[int]int, len(terms))
 	var groups []termGroup
 	for _, t := range terms {
-		pl := ix.terms[t.Text]
+		pl := ix.list(t.Text)
 		if pl == nil || pl.df == 0 {
 			continue
 		}
@@ -720,7 +740,7 @@ func (ix *Index) Smooth(hits []Hit, k int, weight float64, ignore func(term stri
 	for _, h := range hits {
 		start, norm := len(vec), 0.0
 		for _, id := range h.Entry.terms {
-			if pl := ix.lists[id]; !ignore(pl.term) {
+			if pl := &ix.lists[id]; !ignore(ix.terms.term(id)) {
 				w := ix.idf(pl.df)
 				vec = append(vec, coord{pl, w})
 				norm += w * w

@@ -305,8 +305,9 @@ func TestTrimKeepsResultsAndDropsSpareCapacity(t *testing.T) {
 	for i := range 100 {
 		ix.Put(fmt.Sprint("d", i), doc(uint64(i+1), map[string]int{"nats": 1 + i%3, fmt.Sprint("w", i%7): 1}), nil)
 	}
-	if pl := ix.terms["nats"]; pl.id < trimBatch || cap(pl.postings) == len(pl.postings) {
-		t.Fatalf("list of nats: id %d, %d postings in capacity %d: not a test of batches", pl.id, len(pl.postings), cap(pl.postings))
+	if id, _ := ix.terms.find("nats"); id < trimBatch || cap(ix.lists[id].postings) == len(ix.lists[id].postings) {
+		pl := ix.lists[id]
+		t.Fatalf("list of nats: id %d, %d postings in capacity %d: not a test of batches", id, len(pl.postings), cap(pl.postings))
 	}
 	before := search(ix, 20, "nats", "w3")
 	done := make(chan bool)
@@ -325,9 +326,9 @@ func TestTrimKeepsResultsAndDropsSpareCapacity(t *testing.T) {
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Errorf("results changed by Trim:\n%v\n%v", before, after)
 	}
-	for _, pl := range ix.lists {
-		if pl != nil && cap(pl.postings) > len(pl.postings)+len(pl.postings)/8 {
-			t.Errorf("list %q: %d postings in capacity %d after Trim", pl.term, len(pl.postings), cap(pl.postings))
+	for id, pl := range ix.lists {
+		if cap(pl.postings) > len(pl.postings)+len(pl.postings)/8 {
+			t.Errorf("list %q: %d postings in capacity %d after Trim", ix.terms.term(uint32(id)), len(pl.postings), cap(pl.postings))
 		}
 	}
 	ix.Put("d100", doc(101, map[string]int{"nats": 1}), nil) // appends still work
@@ -437,12 +438,12 @@ func TestPutCopiesTerms(t *testing.T) {
 	for _, term := range d.Vocab {
 		shared[unsafe.StringData(term)] = true
 	}
-	for term, pl := range ix.terms {
-		if shared[unsafe.StringData(term)] || shared[unsafe.StringData(pl.term)] {
+	for id := range uint32(ix.terms.Cap()) {
+		if term := ix.terms.term(id); shared[unsafe.StringData(term)] {
 			t.Errorf("the index keeps %q in the decoded document's memory", term)
 		}
 	}
-	if len(ix.terms) != 3 {
-		t.Errorf("%d terms, want 3", len(ix.terms))
+	if ix.terms.Len() != 3 {
+		t.Errorf("%d terms, want 3", ix.terms.Len())
 	}
 }

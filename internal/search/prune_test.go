@@ -23,7 +23,7 @@ func exhaustive(ix *Index, q Query) ([]Hit, int) {
 		best := map[int]float64{}
 		matched := false
 		for _, t := range q.Terms {
-			pl := ix.terms[t.Text]
+			pl := ix.list(t.Text)
 			if pl == nil || pl.df == 0 {
 				continue
 			}
