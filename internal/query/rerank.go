@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -122,8 +123,10 @@ func entryText(e *search.Entry) string {
 	return strings.Join(e.HeadingPath, " ") + "\n" + e.Text
 }
 
-// filterPhrases keeps the hits whose text holds every phrase. A byte
-// probe for every phrase term rules most candidates out before analysis.
+// filterPhrases keeps the hits whose text holds every phrase, each within
+// one paragraph. Byte probes for the phrase terms rule out most candidates
+// and most paragraphs before analysis: only a paragraph with a probe of
+// each of a phrase's terms is analysed.
 func filterPhrases(an *analysis.Analyzer, hits []search.Hit, phrases [][]string) []search.Hit {
 	if len(phrases) == 0 {
 		return hits
@@ -138,20 +141,17 @@ func filterPhrases(an *analysis.Analyzer, hits []search.Hit, phrases [][]string)
 	}
 	ps := newProbeSet(need)
 	defer ps.release()
+	probes := make([][]int, len(phrases))
+	for i, p := range phrases {
+		probes[i] = ps.probesOf(p)
+	}
 	out := hits[:0]
 	for _, h := range hits {
 		text := entryText(h.Entry)
-		seen := map[int]bool{}
-		for _, ph := range ps.scan(text) {
-			seen[ph.term] = true
-		}
-		if len(seen) < len(ps.terms) {
-			continue
-		}
-		toks := an.Analyze(text)
+		found := ps.scan(text)
 		ok := true
-		for _, p := range phrases {
-			if !hasPhrase(toks, p) {
+		for i, p := range phrases {
+			if !phraseIn(an, text, found, p, probes[i]) {
 				ok = false
 				break
 			}
@@ -161,6 +161,109 @@ func filterPhrases(an *analysis.Analyzer, hits []search.Hit, phrases [][]string)
 		}
 	}
 	return out
+}
+
+// phraseIn reports whether a paragraph of text (paragraphs end at a blank
+// line) holds the phrase. found are the probe hits in text, by position,
+// and probes those of the phrase's terms, its first term's first. Only
+// paragraphs with a hit of each probe are looked at, and in them only a
+// window from each hit of the first term's probe (see phraseAt).
+func phraseIn(an *analysis.Analyzer, text string, found []probeHit, phrase []string, probes []int) bool {
+	for start := 0; start < len(text); {
+		end := strings.Index(text[start:], "\n\n")
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += start
+		}
+		for len(found) > 0 && found[0].pos < start {
+			found = found[1:]
+		}
+		in := found
+		for i, f := range found {
+			if f.pos >= end {
+				in = found[:i]
+				break
+			}
+		}
+		if hasProbes(in, probes) {
+			for _, f := range in {
+				if f.term == probes[0] && phraseAt(an, text, start, end, f.pos, phrase) {
+					return true
+				}
+			}
+		}
+		start = end + 2
+	}
+	return false
+}
+
+// phraseAt reports whether the phrase occurs in text[start:end] starting
+// in the word around pos, or anywhere in the window analysed for it. The
+// window runs from the white space before pos over a few more words; when
+// its words after the first hold fewer positions than the phrase, the rest
+// of the paragraph is analysed too. Analysis restarted at white space
+// numbers the words as it does over the whole paragraph.
+func phraseAt(an *analysis.Analyzer, text string, start, end, pos int, phrase []string) bool {
+	ws := pos
+	for ws > start && !isASCIISpace(text[ws-1]) {
+		ws--
+	}
+	first := pos // end of the first word
+	for first < end && !isASCIISpace(text[first]) {
+		first++
+	}
+	we, words := first, 0
+	for we < end && words < len(phrase)+2 {
+		for we < end && isASCIISpace(text[we]) {
+			we++
+		}
+		for we < end && !isASCIISpace(text[we]) {
+			we++
+		}
+		words++
+	}
+	toks := an.Analyze(text[ws:we])
+	if hasPhrase(toks, phrase) {
+		return true
+	}
+	if we == end {
+		return false
+	}
+	after, last := 0, -1 // positions of the window after its first word
+	for _, t := range toks {
+		if t.Start >= first-ws && t.Pos != last {
+			after++
+			last = t.Pos
+		}
+	}
+	return after < len(phrase) && hasPhrase(an.Analyze(text[ws:end]), phrase)
+}
+
+func isASCIISpace(c byte) bool {
+	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// probesOf returns the probes of the phrase's terms in their order, as
+// indexes in ps.terms.
+func (ps *probeSet) probesOf(phrase []string) []int {
+	var out []int
+	for _, t := range phrase {
+		if j, ok := slices.BinarySearch(ps.terms, t); ok && t != "" {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// hasProbes reports whether hits hold every one of probes.
+func hasProbes(hits []probeHit, probes []int) bool {
+	for _, p := range probes {
+		if !slices.ContainsFunc(hits, func(h probeHit) bool { return h.term == p }) {
+			return false
+		}
+	}
+	return true
 }
 
 // Proximity: among the best proximityDepth hits, those where the query's
