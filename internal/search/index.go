@@ -270,10 +270,10 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 }
 
 // putScratch returns Put's scratch for a document of n terms: the posting
-// list id of each term plus one, resolved on first use (all 0), the row of each term
-// in the chunk being merged, plus one (all zero), and the rows. Put holds
-// the write lock, so one scratch serves every call; a very large document
-// gets its own.
+// list id of each term plus one, resolved on first use (all 0), the row of
+// each term in the chunk being merged, plus one (all 0), and the rows. Put
+// holds the write lock, so one scratch serves every call; a very large
+// document gets its own.
 func (ix *Index) putScratch(n int) ([]uint32, []int32, []mergedTerm) {
 	const maxKept = 1 << 16
 	if n > maxKept {
