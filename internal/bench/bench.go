@@ -62,9 +62,11 @@ type Result struct {
 	ReplicaReady         time.Duration
 	ReplicaRSS           int64 // bytes, after the queries
 	ReplicaPeakRSS       int64
-	// Queries go over TCP to the all-in-one node as `knowhub up` runs it
-	// (Up), then to a query replica in a process of its own (Replica).
-	Up, Replica Latency
+	// Queries go over TCP to the all-in-one node as `knowhub up` runs it,
+	// from a client in the bench's process (Up) and from a client in a
+	// process of its own (UpFromProcess), as an agent's would be; then to a
+	// query replica in a process of its own (Replica).
+	Up, UpFromProcess, Replica Latency
 	// EchoP50 is a 5 KB echo on the path of Up, EchoAfterWorkP50 the
 	// same once the responder has worked as long as Up's median search,
 	// less that work: the cost of waking what went idle meanwhile.
@@ -175,6 +177,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	fmt.Fprintf(cfg.Out, "  a 5 KB echo on the same path: p50 %s at once; after %s of work, p50 %s beyond the work\n",
 		res.EchoP50, lat.EngineP50, res.EchoAfterWorkP50)
+	// The same queries from a client process: the bench's own client
+	// shares the server's scheduler, which wakes it for free.
+	if res.UpFromProcess, err = measureFromProcess(ctx, cfg.Exe, srv.ClientURL(), docs, cfg.Queries); err != nil {
+		stopNode()
+		return nil, err
+	}
+	res.UpFromProcess.print(cfg.Out, "knowhub up from a client in a process of its own")
 	stopNode()
 	if err := <-nodeDone; err != nil {
 		return nil, err
@@ -239,6 +248,44 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	fmt.Fprintf(cfg.Out, "edit to searchable over %d edits: median %s, max %s (debounce %s included)\n",
 		len(edits), res.EditP50.Round(time.Millisecond), res.EditMax.Round(time.Millisecond), res.Debounce)
 	return res, nil
+}
+
+// MeasureClient sends the queries the bench picks from the Markdown in dir
+// to the NATS server at url, n of them timed, and returns their latency:
+// the client side of measureFromProcess.
+func MeasureClient(url, dir string, n int) (Latency, error) {
+	queries, err := corpus.Queries(dir, 500)
+	if err != nil {
+		return Latency{}, err
+	}
+	client, err := broker.Connect(broker.ClientConfig{URL: url, Name: "knowhub-bench-client-process"})
+	if err != nil {
+		return Latency{}, err
+	}
+	defer client.Close()
+	return measureQueries(client, queries, n)
+}
+
+// measureFromProcess runs `knowhub bench --client-of url` on the corpus in
+// dir and reads the latency it prints.
+func measureFromProcess(ctx context.Context, exe, url, dir string, n int) (Latency, error) {
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return Latency{}, err
+		}
+	}
+	cmd := exec.CommandContext(ctx, exe, "bench", "--client-of", url, "--corpus", dir, "--queries", strconv.Itoa(n))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return Latency{}, fmt.Errorf("client process %s: %w", exe, err)
+	}
+	var lat Latency
+	if err := json.Unmarshal(out, &lat); err != nil {
+		return Latency{}, fmt.Errorf("client process: reading its figures: %w", err)
+	}
+	return lat, nil
 }
 
 // Latency is the distribution of docs queries over NATS request-reply.

@@ -44,7 +44,7 @@ func TestRunSmallCorpus(t *testing.T) {
 	if res.Files != files || res.Sections != 2*files {
 		t.Errorf("indexed %d files, %d sections; want %d, %d (the H1 sections are empty)", res.Files, res.Sections, files, 2*files)
 	}
-	for name, l := range map[string]Latency{"up": res.Up, "replica": res.Replica} {
+	for name, l := range map[string]Latency{"up": res.Up, "up from a process": res.UpFromProcess, "replica": res.Replica} {
 		if l.N != 50 || l.P50 <= 0 || l.P50 > l.P99 || l.P99 > l.Max || l.FloorP50 <= 0 {
 			t.Errorf("%s latency not measured: %+v", name, l)
 		}
@@ -56,7 +56,7 @@ func TestRunSmallCorpus(t *testing.T) {
 		res.NodeRSS <= 0 || res.NodePeakRSS < res.NodeRSS {
 		t.Errorf("figures missing: %+v", res)
 	}
-	for _, want := range []string{"cold index: 40 files", "memory of the all-in-one node", "query latency to knowhub up", "query latency to the query replica process", "edit to searchable"} {
+	for _, want := range []string{"cold index: 40 files", "memory of the all-in-one node", "query latency to knowhub up", "knowhub up from a client in a process of its own", "query latency to the query replica process", "edit to searchable"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

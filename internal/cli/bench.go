@@ -18,6 +18,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	asJSON := c.fs.Bool("json", false, "also print the figures as JSON")
 	cpuProfile := c.fs.String("cpuprofile", "", "write a CPU profile of this process to `file`, and of the query replica to file.replica")
 	memProfile := c.fs.String("memprofile", "", "write an allocation profile of this process to `file` when done")
+	clientOf := c.fs.String("client-of", "", "only send the corpus's queries to the NATS server at `URL` and print their latency as JSON (the bench runs itself so, as a client process)")
 	c.logLevel = "warn"
 	if _, err := c.parse(args); err != nil {
 		return err
@@ -25,6 +26,13 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log, err := c.logger(stderr)
 	if err != nil {
 		return err
+	}
+	if *clientOf != "" {
+		lat, err := bench.MeasureClient(*clientOf, *corpus, *queries)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, lat)
 	}
 	var replicaArgs []string
 	if *cpuProfile != "" {
