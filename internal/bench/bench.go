@@ -269,11 +269,9 @@ func MeasureClient(url, dir string, n int) (Latency, error) {
 // measureFromProcess runs `knowhub bench --client-of url` on the corpus in
 // dir and reads the latency it prints.
 func measureFromProcess(ctx context.Context, exe, url, dir string, n int) (Latency, error) {
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return Latency{}, err
-		}
+	exe, err := knowhubExe(exe)
+	if err != nil {
+		return Latency{}, err
 	}
 	cmd := exec.CommandContext(ctx, exe, "bench", "--client-of", url, "--corpus", dir, "--queries", strconv.Itoa(n))
 	cmd.Stderr = os.Stderr
@@ -431,11 +429,9 @@ func waitHit(ctx context.Context, nc *nats.Conn, q string, timeout time.Duration
 // startReplica starts `knowhub worker query` and returns once it reports
 // ready on kh.stats, with the time that took from the process start.
 func startReplica(ctx context.Context, exe, url string, nc *nats.Conn, extra []string) (*exec.Cmd, time.Duration, error) {
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, 0, err
-		}
+	exe, err := knowhubExe(exe)
+	if err != nil {
+		return nil, 0, err
 	}
 	args := append([]string{"worker", "query", "--nats-url", url, "--http", "off", "--log-level", "warn"}, extra...)
 	cmd := exec.CommandContext(ctx, exe, args...)
@@ -459,6 +455,15 @@ func startReplica(ctx context.Context, exe, url string, nc *nats.Conn, extra []s
 	}
 	_ = cmd.Process.Kill()
 	return nil, 0, errors.New("query replica not ready after 60s")
+}
+
+// knowhubExe is the knowhub binary that runs the bench's other processes:
+// exe, or when empty this one.
+func knowhubExe(exe string) (string, error) {
+	if exe != "" {
+		return exe, nil
+	}
+	return os.Executable()
 }
 
 // RSS reads a process's resident and peak resident memory from /proc.
