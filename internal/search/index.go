@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/knowhub/knowhub/internal/contract"
 )
@@ -167,7 +168,11 @@ type Index struct {
 	dead    int
 	sumLen  [MaxFields]uint64
 	applied uint64 // highest SourceSeq applied, for stats
-	pool    sync.Pool
+	// gen counts the updates, which change the average field lengths and
+	// may add entries: norms are for one gen.
+	gen   uint64
+	norms norms
+	pool  sync.Pool
 	// scratch is Put's, under mu: see putScratch.
 	scratch struct {
 		lists []uint32
@@ -199,6 +204,7 @@ func New(p Params) (*Index, error) {
 func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.gen++
 	ix.removeLocked(key)
 	if doc.SourceSeq > ix.applied {
 		ix.applied = doc.SourceSeq
@@ -357,6 +363,7 @@ func clampTF(n int) uint8 {
 func (ix *Index) Remove(key string) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.gen++
 	ix.removeLocked(key)
 }
 
@@ -573,6 +580,7 @@ func (ix *Index) search(q Query) (hits []Hit, total int, pruned bool) {
 	defer ix.pool.Put(acc)
 
 	sc := ix.newScorer()
+	sc.rows = ix.norms.get(ix, &sc)
 	groups := ix.groupTerms(q.Terms)
 	// rest[i] bounds what groups i.. can add to one entry's final score.
 	rest := make([]float64, len(groups)+1)
@@ -583,11 +591,11 @@ func (ix *Index) search(q Query) (hits []Hit, total int, pruned bool) {
 		// No entry can have scored more than rest[0]-rest[i] yet: until
 		// that exceeds rest[i], the floor cannot, and is not computed.
 		if !pruned && i > 0 && len(acc.touched) >= q.Limit && rest[0]-rest[i] > rest[i] {
-			pruned = acc.kth(ix.entries, ix.stats, q.Filter, q.Limit) > rest[i]
+			pruned = acc.kth(ix.entries, q.Filter, q.Limit) > rest[i]
 		}
 		ix.scoreGroup(acc, &sc, g, pruned)
 	}
-	hits, total = acc.top(ix.entries, ix.stats, q.Filter, q.Limit)
+	hits, total = acc.top(ix.entries, q.Filter, q.Limit)
 	return hits, total + acc.countSeen(ix.entries, ix.stats, q.Filter, ix.dead > 0), pruned
 }
 
@@ -600,10 +608,14 @@ type scorer struct {
 	fieldK1 [MaxFields]float64
 	c0, c1  [MaxFields]float64
 	fields  int
+	// shared is set when no field saturates on its own (docs).
+	shared bool
+	// rows holds what scoring reads of each entry, by ordinal.
+	rows []normRow
 }
 
 func (ix *Index) newScorer() scorer {
-	sc := scorer{k1: ix.params.K1, nAlive: float64(ix.alive), fields: len(ix.params.Fields)}
+	sc := scorer{k1: ix.params.K1, nAlive: float64(ix.alive), fields: len(ix.params.Fields), shared: true}
 	for f, fp := range ix.params.Fields {
 		avg := 0.0
 		if ix.alive > 0 {
@@ -614,6 +626,7 @@ func (ix *Index) newScorer() scorer {
 		}
 		sc.weight[f] = fp.Weight
 		sc.fieldK1[f] = fp.K1
+		sc.shared = sc.shared && fp.K1 <= 0
 		sc.c0[f] = 1 - fp.B
 		sc.c1[f] = fp.B / avg
 	}
@@ -659,8 +672,12 @@ func (ix *Index) groupTerms(terms []Term) []termGroup {
 // pruned, only entries already scored are updated; the others are only
 // noted for the total.
 func (ix *Index) scoreGroup(acc *accumulator, sc *scorer, g termGroup, pruned bool) {
+	if len(g.lists) == 1 && sc.shared {
+		scoreShared(acc, sc, g.lists[0].postings, g.weights[0], pruned)
+		return
+	}
 	multi := len(g.lists) > 1
-	k1 := sc.k1
+	rows := sc.rows
 	for li, pl := range g.lists {
 		w := g.weights[li]
 		for _, p := range pl.postings {
@@ -671,28 +688,11 @@ func (ix *Index) scoreGroup(acc *accumulator, sc *scorer, g termGroup, pruned bo
 				acc.see(p.doc)
 				continue
 			}
-			st := &ix.stats[p.doc]
-			if !st.alive() {
-				continue
+			r := &rows[p.doc]
+			if r.boost == 0 {
+				continue // removed
 			}
-			// Fields without a K1 of their own share one BM25F
-			// saturation; the others saturate alone and add up.
-			var shared, own float64
-			for f := 0; f < sc.fields; f++ {
-				if p.tf[f] == 0 {
-					continue
-				}
-				tf := float64(p.tf[f]) / (sc.c0[f] + sc.c1[f]*float64(st.lens[f]))
-				if k := sc.fieldK1[f]; k > 0 {
-					own += sc.weight[f] * tf * (k + 1) / (k + tf)
-				} else {
-					shared += sc.weight[f] * tf
-				}
-			}
-			if shared > 0 {
-				own += shared * (k1 + 1) / (k1 + shared)
-			}
-			s := w * own
+			s := w * r.boost * sc.saturated(&p.tf, r)
 			if multi {
 				acc.addBest(p.doc, s)
 			} else {
@@ -703,6 +703,98 @@ func (ix *Index) scoreGroup(acc *accumulator, sc *scorer, g termGroup, pruned bo
 	if multi {
 		acc.foldBest()
 	}
+}
+
+// scoreShared is scoreGroup for a word of one posting list in an index
+// whose fields share one saturation (docs), the usual case, in a loop of
+// its own that reads one row of norms per posting.
+func scoreShared(acc *accumulator, sc *scorer, postings []posting, w float64, pruned bool) {
+	rows, score, touched := sc.rows, acc.score, acc.touched
+	wt, k1 := sc.weight, sc.k1
+	for _, p := range postings {
+		old := score[p.doc]
+		if pruned && old == 0 {
+			acc.see(p.doc)
+			continue
+		}
+		r := &rows[p.doc]
+		if r.boost == 0 {
+			continue // removed
+		}
+		x := wt[0]*float64(p.tf[0])*r.inv[0] + wt[1]*float64(p.tf[1])*r.inv[1] +
+			wt[2]*float64(p.tf[2])*r.inv[2] + wt[3]*float64(p.tf[3])*r.inv[3]
+		if old == 0 {
+			touched = append(touched, p.doc)
+		}
+		score[p.doc] = old + w*r.boost*(x*(k1+1)/(k1+x))
+	}
+	acc.touched = touched
+}
+
+// saturated returns BM25F's saturated term frequency of a posting's
+// frequencies tf in the entry of row r. Fields without a K1 of their own
+// share one saturation; the others saturate alone and add up.
+func (sc *scorer) saturated(tf *[MaxFields]uint8, r *normRow) float64 {
+	var shared, own float64
+	for f := 0; f < sc.fields; f++ {
+		if tf[f] == 0 {
+			continue
+		}
+		x := float64(tf[f]) * r.inv[f]
+		if k := sc.fieldK1[f]; k > 0 {
+			own += sc.weight[f] * x * (k + 1) / (k + x)
+		} else {
+			shared += sc.weight[f] * x
+		}
+	}
+	if shared > 0 {
+		own += shared * (sc.k1 + 1) / (sc.k1 + shared)
+	}
+	return own
+}
+
+// normRow is what scoring reads of an entry: the inverse of each field's
+// length norm, which scoring multiplies frequencies by where it would
+// divide, and the entry's boost, 0 once it is removed.
+type normRow struct {
+	inv   [MaxFields]float64
+	boost float64
+}
+
+// norms caches the rows of every entry. The norms depend on the average
+// field lengths, so on every update: the first search after one computes
+// them again (a few milliseconds for 200,000 entries), under mu, while
+// the read lock holds updates off.
+type norms struct {
+	mu   sync.Mutex
+	gen  atomic.Uint64 // ix.gen the rows are for, plus one (0: none)
+	rows []normRow
+}
+
+// get returns the rows for ix as it is; the caller holds the read lock,
+// so rows valid for ix.gen are not written until it is released.
+func (n *norms) get(ix *Index, sc *scorer) []normRow {
+	if n.gen.Load() == ix.gen+1 {
+		return n.rows
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.gen.Load() == ix.gen+1 {
+		return n.rows
+	}
+	if cap(n.rows) < len(ix.stats) {
+		n.rows = make([]normRow, len(ix.stats), len(ix.stats)+len(ix.stats)/4)
+	}
+	n.rows = n.rows[:len(ix.stats)]
+	for d := range ix.stats {
+		st, row := &ix.stats[d], &n.rows[d]
+		*row = normRow{boost: st.boost}
+		for f := range sc.fields {
+			row.inv[f] = 1 / (sc.c0[f] + sc.c1[f]*float64(st.lens[f]))
+		}
+	}
+	n.gen.Store(ix.gen + 1)
+	return n.rows
 }
 
 // idf is the BM25 inverse document frequency of a term in df live
@@ -862,10 +954,10 @@ func (a *accumulator) countSeen(entries []*Entry, stats []docStat, filter func(*
 
 // kth returns the limit-th best final score among the scored entries that
 // pass filter (0 if fewer pass): a floor under the final top-limit.
-func (a *accumulator) kth(entries []*Entry, stats []docStat, filter func(*Entry) bool, limit int) float64 {
+func (a *accumulator) kth(entries []*Entry, filter func(*Entry) bool, limit int) float64 {
 	h := a.heap[:0]
 	for _, d := range a.touched {
-		s := a.score[d] * stats[d].boost
+		s := a.score[d]
 		if len(h) == limit && s <= h[0] {
 			continue
 		}
@@ -917,32 +1009,33 @@ func siftDown(h []float64, i int) {
 }
 
 // top returns the best limit hits among the scored entries that pass
-// filter, best first, and how many passed. A first pass computes the final
-// scores and keeps the best limit of them in a min-heap, whose root is
-// then the lowest score the top can hold; the second keeps the best limit
+// filter, best first, and how many passed. Scores are final (boosted as
+// they were added). A first pass keeps the best limit of them in a
+// min-heap, whose root is then the lowest score the top can hold; the second keeps the best limit
 // hits in order among the entries at or above it, so that entries below
 // are passed over on one comparison of floats, and only ties at the root
 // (common at scale, where translations share code blocks) are ordered by
 // their keys.
-func (a *accumulator) top(entries []*Entry, stats []docStat, filter func(*Entry) bool, limit int) ([]Hit, int) {
+func (a *accumulator) top(entries []*Entry, filter func(*Entry) bool, limit int) ([]Hit, int) {
 	h := a.heap[:0]
 	total := 0
+	score := a.score
 	for _, d := range a.touched {
 		if filter != nil && !filter(entries[d]) {
-			a.score[d] = 0 // out: passed over below
+			score[d] = 0 // out: passed over below
 			continue
 		}
-		s := a.score[d] * stats[d].boost // positive: scored entries are alive
-		a.score[d] = s
+		s := score[d] // boosted: see scoreShared
 		total++
-		switch {
-		case len(h) < limit:
-			h = append(h, s)
-			siftUp(h, len(h)-1)
-		case s > h[0]:
-			h[0] = s
-			siftDown(h, 0)
+		if len(h) == limit {
+			if s > h[0] {
+				h[0] = s
+				siftDown(h, 0)
+			}
+			continue
 		}
+		h = append(h, s)
+		siftUp(h, len(h)-1)
 	}
 	a.heap = h
 	floor := math.SmallestNonzeroFloat64
@@ -983,6 +1076,10 @@ func (a *accumulator) top(entries []*Entry, stats []docStat, filter func(*Entry)
 func sortDesc(hits []Hit) {
 	slices.SortFunc(hits, func(a, b Hit) int {
 		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
 		case less(b, a):
 			return -1
 		case less(a, b):

@@ -73,6 +73,71 @@ func TestBM25MatchesFormula(t *testing.T) {
 	}
 }
 
+// Scoring caches each entry's length norms for the average lengths of
+// the moment: every update must be reflected in the next search.
+func TestLengthNormsFollowUpdates(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	ix.Put("a", doc(1, map[string]int{"nats": 3, "stream": 1}), nil) // len 4
+	ix.Put("b", doc(2, map[string]int{"kv": 2}), nil)                // len 2
+	check := func(step string, avg, n, df float64) {
+		t.Helper()
+		hits := search(ix, 10, "nats")
+		if len(hits) != 1 {
+			t.Fatalf("%s: got %d hits, want 1", step, len(hits))
+		}
+		if want := bm25(3, 4, avg, n, df); math.Abs(hits[0].Score-want) > 1e-9 {
+			t.Errorf("%s: score %v, want %v", step, hits[0].Score, want)
+		}
+	}
+	check("first", 3, 2, 1)
+	ix.Put("long", doc(3, map[string]int{"kv": 10, "bucket": 10}), nil) // len 20
+	check("after a long entry", 26.0/3, 3, 1)
+	ix.Put("long", doc(4, map[string]int{"kv": 1}), nil) // replaced: len 1
+	check("after replacing it", 7.0/3, 3, 1)
+	ix.Remove("long")
+	check("after removing it", 3, 2, 1)
+}
+
+// Searches run under the read lock while updates wait for the write lock;
+// the cached norms are rebuilt by whichever search comes first after an
+// update (run with -race).
+func TestConcurrentSearchesDuringUpdates(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	for i := range 50 {
+		ix.Put(fmt.Sprint(i), doc(uint64(i+1), map[string]int{"nats": 1 + i%3, fmt.Sprint("w", i): i + 1}), nil)
+	}
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				if hits := search(ix, 5, "nats"); len(hits) == 0 {
+					errs <- fmt.Errorf("no hit for a term every entry holds")
+					return
+				}
+			}
+		}()
+	}
+	for i := range 300 {
+		ix.Put(fmt.Sprint(i%60), doc(uint64(i+100), map[string]int{"nats": 1, fmt.Sprint("v", i): i % 7}), nil)
+		if i%5 == 0 {
+			ix.Remove(fmt.Sprint(i % 60))
+		}
+	}
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestSingleDocAndUbiquitousTermStillMatch(t *testing.T) {
 	ix := mustNew(t, bodyParams())
 	ix.Put("only", doc(1, map[string]int{"gateway": 1}), nil)
