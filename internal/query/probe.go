@@ -214,14 +214,11 @@ func (ps *probeSet) find(lower []byte, folded bool) []probeHit {
 	hits := ps.hits
 	pairs := ps.pairs
 	last := len(lower) - 1
-	for at := 0; at < last; at++ {
-		pair := uint16(lower[at])<<8 | uint16(lower[at+1])
-		if pairs[pair>>6]&(1<<(pair&63)) != 0 {
-			if folded {
-				hits = ps.matchFoldedAt(lower, at, hits)
-			} else {
-				hits = ps.matchAt(lower, at, hits)
-			}
+	for at := nextPair(lower, 0, pairs); at >= 0; at = nextPair(lower, at+1, pairs) {
+		if folded {
+			hits = ps.matchFoldedAt(lower, at, hits)
+		} else {
+			hits = ps.matchAt(lower, at, hits)
 		}
 	}
 	if last >= 0 {
@@ -234,6 +231,32 @@ func (ps *probeSet) find(lower []byte, folded bool) []probeHit {
 		return nil
 	}
 	return hits[start:len(hits):len(hits)]
+}
+
+// nextPair returns the first position from at on where lower holds a pair
+// of bytes in pairs, or -1. It is the scan's hot loop, kept to a function
+// of its own so that it runs in registers, two bytes a turn.
+func nextPair(lower []byte, at int, pairs *[1 << 10]uint64) int {
+	if at >= len(lower) {
+		return -1
+	}
+	s := lower[at:]
+	for len(s) >= 3 {
+		b0, b1, b2 := uint(s[0]), uint(s[1]), uint(s[2])
+		if p := b0<<8 | b1; pairs[p>>6&1023]&(1<<(p&63)) != 0 {
+			return len(lower) - len(s)
+		}
+		if p := b1<<8 | b2; pairs[p>>6&1023]&(1<<(p&63)) != 0 {
+			return len(lower) - len(s) + 1
+		}
+		s = s[2:]
+	}
+	if len(s) == 2 {
+		if p := uint(s[0])<<8 | uint(s[1]); pairs[p>>6&1023]&(1<<(p&63)) != 0 {
+			return len(lower) - 2
+		}
+	}
+	return -1
 }
 
 // matchAt appends the occurrences of probes that start at lower[at].
