@@ -52,7 +52,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bucket %s: %w", contract.BucketKB, err)
 	}
-	w := &Worker{cfg: cfg, kv: kv, kb: kbBucket, an: analysis.New(), log: deps.Logger.With("component", Stage)}
+	w := &Worker{cfg: cfg, kv: kv, kb: kbBucket, an: analysis.Shared(), log: deps.Logger.With("component", Stage)}
 	consumers := []struct {
 		stage, stream, filter string
 		// concurrency 1 keeps index writes in stream order, which is what

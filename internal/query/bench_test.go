@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/catalog"
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/contract"
@@ -24,7 +23,7 @@ func loadCorpus(tb testing.TB, dir string) (*Engine, []string) {
 		tb.Skipf("corpus %s not available", dir)
 	}
 	e := NewEngine(Limits{})
-	an := analysis.New()
+	an := e.Analyzer()
 	var seq uint64
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || (filepath.Ext(path) != ".md" && filepath.Ext(path) != ".mdx") {

@@ -140,7 +140,7 @@ func NewEngineScoring(limits Limits, sc Scoring) *Engine {
 	if err != nil {
 		panic(err)
 	}
-	an := analysis.New()
+	an := analysis.Shared()
 	return &Engine{limits: limits, an: an, docs: docs, tools: tools, kb: kbIndex,
 		changed: make(chan struct{}), scoring: sc, request: termSet(an, requestWords)}
 }
