@@ -168,10 +168,8 @@ type Index struct {
 	dead    int
 	sumLen  [MaxFields]uint64
 	applied uint64 // highest SourceSeq applied, for stats
-	// gen counts the updates, which change the average field lengths and
-	// may add entries: norms are for one gen.
-	gen   uint64
-	norms norms
+	// norms holds the length norms of the latest average field lengths.
+	norms atomic.Pointer[lenNorms]
 	pool  sync.Pool
 	// scratch is Put's, under mu: see putScratch.
 	scratch struct {
@@ -204,7 +202,6 @@ func New(p Params) (*Index, error) {
 func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.gen++
 	ix.removeLocked(key)
 	if doc.SourceSeq > ix.applied {
 		ix.applied = doc.SourceSeq
@@ -363,7 +360,6 @@ func clampTF(n int) uint8 {
 func (ix *Index) Remove(key string) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.gen++
 	ix.removeLocked(key)
 }
 
@@ -580,7 +576,7 @@ func (ix *Index) search(q Query) (hits []Hit, total int, pruned bool) {
 	defer ix.pool.Put(acc)
 
 	sc := ix.newScorer()
-	sc.rows = ix.norms.get(ix, &sc)
+	sc.norms = ix.lenNorms(&sc)
 	groups := ix.groupTerms(q.Terms)
 	// rest[i] bounds what groups i.. can add to one entry's final score.
 	rest := make([]float64, len(groups)+1)
@@ -610,8 +606,7 @@ type scorer struct {
 	fields  int
 	// shared is set when no field saturates on its own (docs).
 	shared bool
-	// rows holds what scoring reads of each entry, by ordinal.
-	rows []normRow
+	norms  *lenNorms
 }
 
 func (ix *Index) newScorer() scorer {
@@ -673,11 +668,10 @@ func (ix *Index) groupTerms(terms []Term) []termGroup {
 // noted for the total.
 func (ix *Index) scoreGroup(acc *accumulator, sc *scorer, g termGroup, pruned bool) {
 	if len(g.lists) == 1 && sc.shared {
-		scoreShared(acc, sc, g.lists[0].postings, g.weights[0], pruned)
+		scoreShared(acc, sc, ix.stats, g.lists[0].postings, g.weights[0], pruned)
 		return
 	}
 	multi := len(g.lists) > 1
-	rows := sc.rows
 	for li, pl := range g.lists {
 		w := g.weights[li]
 		for _, p := range pl.postings {
@@ -688,11 +682,11 @@ func (ix *Index) scoreGroup(acc *accumulator, sc *scorer, g termGroup, pruned bo
 				acc.see(p.doc)
 				continue
 			}
-			r := &rows[p.doc]
-			if r.boost == 0 {
-				continue // removed
+			st := &ix.stats[p.doc]
+			if !st.alive() {
+				continue
 			}
-			s := w * r.boost * sc.saturated(&p.tf, r)
+			s := w * st.boost * sc.saturated(&p.tf, &st.lens)
 			if multi {
 				acc.addBest(p.doc, s)
 			} else {
@@ -707,9 +701,9 @@ func (ix *Index) scoreGroup(acc *accumulator, sc *scorer, g termGroup, pruned bo
 
 // scoreShared is scoreGroup for a word of one posting list in an index
 // whose fields share one saturation (docs), the usual case, in a loop of
-// its own that reads one row of norms per posting.
-func scoreShared(acc *accumulator, sc *scorer, postings []posting, w float64, pruned bool) {
-	rows, score, touched := sc.rows, acc.score, acc.touched
+// its own.
+func scoreShared(acc *accumulator, sc *scorer, stats []docStat, postings []posting, w float64, pruned bool) {
+	score, touched, n := acc.score, acc.touched, sc.norms
 	wt, k1 := sc.weight, sc.k1
 	for _, p := range postings {
 		old := score[p.doc]
@@ -717,30 +711,30 @@ func scoreShared(acc *accumulator, sc *scorer, postings []posting, w float64, pr
 			acc.see(p.doc)
 			continue
 		}
-		r := &rows[p.doc]
-		if r.boost == 0 {
-			continue // removed
+		st := &stats[p.doc]
+		if !st.alive() {
+			continue
 		}
-		x := wt[0]*float64(p.tf[0])*r.inv[0] + wt[1]*float64(p.tf[1])*r.inv[1] +
-			wt[2]*float64(p.tf[2])*r.inv[2] + wt[3]*float64(p.tf[3])*r.inv[3]
+		x := wt[0]*float64(p.tf[0])*n.of(0, st.lens[0]) + wt[1]*float64(p.tf[1])*n.of(1, st.lens[1]) +
+			wt[2]*float64(p.tf[2])*n.of(2, st.lens[2]) + wt[3]*float64(p.tf[3])*n.of(3, st.lens[3])
 		if old == 0 {
 			touched = append(touched, p.doc)
 		}
-		score[p.doc] = old + w*r.boost*(x*(k1+1)/(k1+x))
+		score[p.doc] = old + w*st.boost*(x*(k1+1)/(k1+x))
 	}
 	acc.touched = touched
 }
 
 // saturated returns BM25F's saturated term frequency of a posting's
-// frequencies tf in the entry of row r. Fields without a K1 of their own
-// share one saturation; the others saturate alone and add up.
-func (sc *scorer) saturated(tf *[MaxFields]uint8, r *normRow) float64 {
+// frequencies tf in an entry of field lengths lens. Fields without a K1
+// of their own share one saturation; the others saturate alone and add up.
+func (sc *scorer) saturated(tf *[MaxFields]uint8, lens *[MaxFields]uint16) float64 {
 	var shared, own float64
 	for f := 0; f < sc.fields; f++ {
 		if tf[f] == 0 {
 			continue
 		}
-		x := float64(tf[f]) * r.inv[f]
+		x := float64(tf[f]) * sc.norms.of(f, lens[f])
 		if k := sc.fieldK1[f]; k > 0 {
 			own += sc.weight[f] * x * (k + 1) / (k + x)
 		} else {
@@ -753,48 +747,40 @@ func (sc *scorer) saturated(tf *[MaxFields]uint8, r *normRow) float64 {
 	return own
 }
 
-// normRow is what scoring reads of an entry: the inverse of each field's
-// length norm, which scoring multiplies frequencies by where it would
-// divide, and the entry's boost, 0 once it is removed.
-type normRow struct {
-	inv   [MaxFields]float64
-	boost float64
+// normLens is how many field lengths lenNorms tabulates.
+const normLens = 1024
+
+// lenNorms tabulates the inverse length norm 1/(c0+c1·len) of each field
+// for lengths below normLens, for one set of average field lengths (c1
+// depends on them): scoring multiplies frequencies by it where it would
+// divide. A table is 32 KB, built again only once the averages change.
+type lenNorms struct {
+	c0, c1 [MaxFields]float64
+	inv    [MaxFields][normLens]float64
 }
 
-// norms caches the rows of every entry. The norms depend on the average
-// field lengths, so on every update: the first search after one computes
-// them again (a few milliseconds for 200,000 entries), under mu, while
-// the read lock holds updates off.
-type norms struct {
-	mu   sync.Mutex
-	gen  atomic.Uint64 // ix.gen the rows are for, plus one (0: none)
-	rows []normRow
+// of returns the inverse length norm of field f at length l.
+func (n *lenNorms) of(f int, l uint16) float64 {
+	if int(l) < normLens {
+		return n.inv[f][l]
+	}
+	return 1 / (n.c0[f] + n.c1[f]*float64(l))
 }
 
-// get returns the rows for ix as it is; the caller holds the read lock,
-// so rows valid for ix.gen are not written until it is released.
-func (n *norms) get(ix *Index, sc *scorer) []normRow {
-	if n.gen.Load() == ix.gen+1 {
-		return n.rows
+// lenNorms returns the norms for the scorer's averages, building them
+// when they changed. Concurrent searches may each build one; any is right.
+func (ix *Index) lenNorms(sc *scorer) *lenNorms {
+	if n := ix.norms.Load(); n != nil && n.c0 == sc.c0 && n.c1 == sc.c1 {
+		return n
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.gen.Load() == ix.gen+1 {
-		return n.rows
-	}
-	if cap(n.rows) < len(ix.stats) {
-		n.rows = make([]normRow, len(ix.stats), len(ix.stats)+len(ix.stats)/4)
-	}
-	n.rows = n.rows[:len(ix.stats)]
-	for d := range ix.stats {
-		st, row := &ix.stats[d], &n.rows[d]
-		*row = normRow{boost: st.boost}
-		for f := range sc.fields {
-			row.inv[f] = 1 / (sc.c0[f] + sc.c1[f]*float64(st.lens[f]))
+	n := &lenNorms{c0: sc.c0, c1: sc.c1}
+	for f := range sc.fields {
+		for l := range normLens {
+			n.inv[f][l] = 1 / (sc.c0[f] + sc.c1[f]*float64(l))
 		}
 	}
-	n.gen.Store(ix.gen + 1)
-	return n.rows
+	ix.norms.Store(n)
+	return n
 }
 
 // idf is the BM25 inverse document frequency of a term in df live

@@ -73,8 +73,9 @@ func TestBM25MatchesFormula(t *testing.T) {
 	}
 }
 
-// Scoring caches each entry's length norms for the average lengths of
-// the moment: every update must be reflected in the next search.
+// Scoring tabulates length norms for the average lengths of the moment:
+// every update must be reflected in the next search, for lengths in the
+// table and beyond it.
 func TestLengthNormsFollowUpdates(t *testing.T) {
 	ix := mustNew(t, bodyParams())
 	ix.Put("a", doc(1, map[string]int{"nats": 3, "stream": 1}), nil) // len 4
@@ -96,11 +97,28 @@ func TestLengthNormsFollowUpdates(t *testing.T) {
 	check("after replacing it", 7.0/3, 3, 1)
 	ix.Remove("long")
 	check("after removing it", 3, 2, 1)
+
+	huge := map[string]int{"nats": 2}
+	for i := range 10 {
+		huge[fmt.Sprint("filler", i)] = 200
+	}
+	ix.Put("huge", doc(5, huge), nil) // len 2002, past the table
+	avg := (4 + 2 + 2002) / 3.0
+	hits := search(ix, 10, "nats")
+	want := map[string]float64{"a": bm25(3, 4, avg, 3, 2), "huge": bm25(2, 2002, avg, 3, 2)}
+	if len(hits) != 2 {
+		t.Fatalf("got %d hits, want 2", len(hits))
+	}
+	for _, h := range hits {
+		if got := h.Score; math.Abs(got-want[h.Entry.Source.Key]) > 1e-9 {
+			t.Errorf("with a huge entry: score of %s = %v, want %v", h.Entry.Source.Key, got, want[h.Entry.Source.Key])
+		}
+	}
 }
 
 // Searches run under the read lock while updates wait for the write lock;
-// the cached norms are rebuilt by whichever search comes first after an
-// update (run with -race).
+// the norms table is built again by searches that find the averages
+// changed, concurrently (run with -race).
 func TestConcurrentSearchesDuringUpdates(t *testing.T) {
 	ix := mustNew(t, bodyParams())
 	for i := range 50 {
