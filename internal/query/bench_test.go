@@ -65,6 +65,26 @@ func BenchmarkSearchDocs(b *testing.B) {
 	}
 }
 
+// BenchmarkSearchDocsCold is BenchmarkSearchDocs with the CPU caches
+// evicted before each query (a 16 MB sweep, untimed), as a query service
+// finds them when requests come one at a time between other work: in
+// knowhub up, searches take about this long rather than the warm time.
+func BenchmarkSearchDocsCold(b *testing.B) {
+	e, queries := loadCorpus(b, "../../../shared/corpora/openclaw-docs")
+	sweep := make([]byte, 16<<20)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		b.StopTimer()
+		for j := 0; j < len(sweep); j += 64 {
+			sweep[j]++
+		}
+		b.StartTimer()
+		if _, err := e.SearchDocs(contract.SearchRequest{Query: queries[i%len(queries)]}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // readJSONL decodes every line of a JSONL file into a T.
 func readJSONL[T any](tb testing.TB, path string) []T {
 	tb.Helper()
