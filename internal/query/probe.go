@@ -61,6 +61,8 @@ type probeSet struct {
 	// hits backs the hit lists find returns, which stay valid until
 	// release: a list's slice of it never changes once returned.
 	hits []probeHit
+	// textScratch backs the list textHits returns.
+	textScratch []probeHit
 }
 
 // probeSets recycles probe sets, whose tables are a few kilobytes, across
@@ -120,8 +122,9 @@ func (ps *probeSet) release() {
 	ps.wordTerms = ps.wordTerms[:0]
 	ps.buf = ps.buf[:0]
 	ps.hits = ps.hits[:0]
+	ps.textScratch = ps.textScratch[:0]
 	ps.built, ps.latin = false, false
-	if cap(ps.buf) <= 1<<20 && cap(ps.hits) <= 1<<16 {
+	if cap(ps.buf) <= 1<<20 && cap(ps.hits) <= 1<<16 && cap(ps.textScratch) <= 1<<16 {
 		probeSets.Put(ps)
 	}
 }
@@ -177,16 +180,18 @@ func (ps *probeSet) entryScan(e *search.Entry) (hits []probeHit, textOff int) {
 }
 
 // textHits returns the probe occurrences in e.Text, positioned in e.Text.
+// The list is valid until the next call.
 func (ps *probeSet) textHits(e *search.Entry) []probeHit {
 	hits, off := ps.entryScan(e)
 	if off == 0 {
 		return hits
 	}
 	i, _ := slices.BinarySearchFunc(hits, off, func(h probeHit, off int) int { return cmp.Compare(h.pos, off) })
-	out := make([]probeHit, len(hits)-i)
-	for j, h := range hits[i:] {
-		out[j] = probeHit{pos: h.pos - off, end: h.end - off, term: h.term}
+	out := ps.textScratch[:0]
+	for _, h := range hits[i:] {
+		out = append(out, probeHit{pos: h.pos - off, end: h.end - off, term: h.term})
 	}
+	ps.textScratch = out
 	return out
 }
 
@@ -490,7 +495,8 @@ func lowerCyrillicAt(b []byte, i int) {
 // bestWindow returns the [from, to) range of hits, spanning at most
 // maxBytes, that holds the most distinct terms (the earliest on ties).
 func bestWindow(hits []probeHit, maxBytes int) (from, to, distinct int) {
-	count := make([]int, termCount(hits))
+	var small [32]int
+	count := counts(small[:0], termCount(hits))
 	have, lo := 0, 0
 	for hi := range hits {
 		if count[hits[hi].term] == 0 {
@@ -511,6 +517,14 @@ func bestWindow(hits []probeHit, maxBytes int) (from, to, distinct int) {
 	return from, to, distinct
 }
 
+// counts returns n zero counters, in buf when it has room.
+func counts(buf []int, n int) []int {
+	if n <= cap(buf) {
+		return buf[:n]
+	}
+	return make([]int, n)
+}
+
 // termCount is one more than the largest term index in hits.
 func termCount(hits []probeHit) int {
 	n := 0
@@ -523,7 +537,8 @@ func termCount(hits []probeHit) int {
 // minSpan returns the smallest byte span covering every distinct term
 // present in hits, and how many distinct terms that is.
 func minSpan(hits []probeHit) (span, distinct int) {
-	count := make([]int, termCount(hits))
+	var small [32]int
+	count := counts(small[:0], termCount(hits))
 	want := 0
 	for _, h := range hits {
 		if count[h.term] == 0 {

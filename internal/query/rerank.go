@@ -1,8 +1,8 @@
 package query
 
 import (
+	"cmp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/knowhub/knowhub/internal/analysis"
@@ -16,7 +16,9 @@ var curlyQuotes = strings.NewReplacer("“", `"`, "”", `"`, "„", `"`)
 // It never fails: an unbalanced quote is just a character, and curly
 // quotes count as quotes.
 func parseQuery(q string) (text string, phrases []string) {
-	q = curlyQuotes.Replace(q)
+	if strings.ContainsAny(q, "“”„") {
+		q = curlyQuotes.Replace(q)
+	}
 	if strings.Count(q, `"`) < 2 {
 		return strings.ReplaceAll(q, `"`, " "), nil
 	}
@@ -292,7 +294,7 @@ func boostProximity(hits []search.Hit, ps *probeSet) {
 		hits[i].Score *= 1 + proximityWeight*cover*proximitySpan/float64(proximitySpan+span)
 	}
 	head := hits[:n]
-	sort.SliceStable(head, func(i, j int) bool { return head[i].Score > head[j].Score })
+	slices.SortStableFunc(head, func(a, b search.Hit) int { return cmp.Compare(b.Score, a.Score) })
 	// Keep the list descending across the boundary of the rescored head.
 	if n < len(hits) && n > 0 {
 		for i := n; i < len(hits) && hits[i].Score > head[n-1].Score; i++ {

@@ -28,7 +28,8 @@ func snippetOf(an *analysis.Analyzer, text string, hits []probeHit, ps *probeSet
 	// Mark each probed word in the window whose analysis yields a query
 	// term; only those few words are analysed. Bigrams that overlap or
 	// touch (CJK, Thai ...) make one mark: "**เอกสาร**", not five.
-	var marks [][2]int
+	var buf [16][2]int
+	marks := buf[:0]
 	for _, h := range hits {
 		if h.pos < start || h.end > end {
 			continue

@@ -5,6 +5,7 @@
 package search
 
 import (
+	"cmp"
 	"fmt"
 	"iter"
 	"math"
@@ -640,17 +641,21 @@ type termGroup struct {
 // word, most selective (highest bound) first.
 func (ix *Index) groupTerms(terms []Term) []termGroup {
 	sat := ix.params.saturationBound()
-	byID := make(map[int]int, len(terms))
-	var groups []termGroup
+	groups := make([]termGroup, 0, len(terms))
+	ids := make([]int, 0, len(terms)) // the Group of each group
 	for _, t := range terms {
 		pl := ix.list(t.Text)
 		if pl == nil || pl.df == 0 {
 			continue
 		}
-		gi, ok := byID[t.Group]
-		if !ok {
+		// A word's variants follow it: look at the last group first.
+		gi := len(ids) - 1
+		if gi < 0 || ids[gi] != t.Group {
+			gi = slices.Index(ids, t.Group)
+		}
+		if gi < 0 {
 			gi = len(groups)
-			byID[t.Group] = gi
+			ids = append(ids, t.Group)
 			groups = append(groups, termGroup{})
 		}
 		g := &groups[gi]
@@ -659,7 +664,7 @@ func (ix *Index) groupTerms(terms []Term) []termGroup {
 		g.weights = append(g.weights, w)
 		g.bound = max(g.bound, w*sat)
 	}
-	sort.SliceStable(groups, func(i, j int) bool { return groups[i].bound > groups[j].bound })
+	slices.SortStableFunc(groups, func(a, b termGroup) int { return cmp.Compare(b.bound, a.bound) })
 	return groups
 }
 
