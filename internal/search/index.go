@@ -1002,11 +1002,11 @@ func siftDown(h []float64, i int) {
 // top returns the best limit hits among the scored entries that pass
 // filter, best first, and how many passed. Scores are final (boosted as
 // they were added). A first pass keeps the best limit of them in a
-// min-heap, whose root is then the lowest score the top can hold; the second keeps the best limit
-// hits in order among the entries at or above it, so that entries below
-// are passed over on one comparison of floats, and only ties at the root
-// (common at scale, where translations share code blocks) are ordered by
-// their keys.
+// min-heap, whose root is then the lowest score the top can hold; the
+// second keeps the best limit hits in order among the entries at or above
+// it, so that entries below are passed over on one comparison of floats,
+// and only ties at the root (common at scale, where translations share
+// code blocks) are ordered by their keys.
 func (a *accumulator) top(entries []*Entry, filter func(*Entry) bool, limit int) ([]Hit, int) {
 	h := a.heap[:0]
 	total := 0
@@ -1016,7 +1016,7 @@ func (a *accumulator) top(entries []*Entry, filter func(*Entry) bool, limit int)
 			score[d] = 0 // out: passed over below
 			continue
 		}
-		s := score[d] // boosted: see scoreShared
+		s := score[d]
 		total++
 		if len(h) == limit {
 			if s > h[0] {
