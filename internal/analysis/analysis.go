@@ -117,11 +117,6 @@ func New() *Analyzer {
 	return a
 }
 
-// Shared returns the process's Analyzer, whose cache every stage in the
-// process fills and reads: under knowhub up, the words the indexer
-// stemmed are cache hits when the query service marks them in snippets.
-var Shared = sync.OnceValue(New)
-
 // Analyze returns the tokens of text in order, with positions and byte
 // offsets. It is the document analysis used when offsets are needed.
 func (a *Analyzer) Analyze(text string) []Token {

@@ -135,6 +135,8 @@ type Node struct {
 // stage runs and cfg enables it.
 func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstream.JetStream, stages Stages, log *slog.Logger) (*Node, error) {
 	n := &Node{cfg: cfg, log: log, nc: nc, js: js, stages: stages}
+	// One analyzer, and its cache of stemmed words, for every stage here.
+	an := analysis.New()
 	red, err := NewRedactor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("redactor: %w", err)
@@ -158,7 +160,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		}
 	}
 	if stages.Indexer {
-		if _, err := indexer.New(ctx, indexer.Config{}, indexer.Deps{Bus: n.bus, Logger: log}); err != nil {
+		if _, err := indexer.New(ctx, indexer.Config{}, indexer.Deps{Bus: n.bus, Logger: log, Analyzer: an}); err != nil {
 			return nil, err
 		}
 	}
@@ -182,7 +184,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		for _, t := range cfg.HTTP.Tokens {
 			qc.Tokens = append(qc.Tokens, query.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
 		}
-		q, err := query.New(qc, query.Deps{NC: nc, JS: js, Logger: log, Redactor: red, Pipeline: pipeline})
+		q, err := query.New(qc, query.Deps{NC: nc, JS: js, Logger: log, Redactor: red, Pipeline: pipeline, Analyzer: an})
 		if err != nil {
 			return nil, err
 		}

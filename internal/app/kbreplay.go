@@ -61,7 +61,7 @@ func ReplayKB(ctx context.Context, js jetstream.JetStream, f kb.Folder) (int, er
 	if err != nil {
 		return 0, err
 	}
-	an := analysis.Shared()
+	an := analysis.New()
 	for id, e := range entries {
 		data, err := json.Marshal(e)
 		if err != nil {

@@ -29,6 +29,9 @@ type Config struct {
 type Deps struct {
 	Bus    *bus.Bus
 	Logger *slog.Logger
+	// Analyzer, when set, is shared with the process's other stages, so
+	// that one cache of stemmed words serves them all (see app.NewNode).
+	Analyzer *analysis.Analyzer
 }
 
 // Worker consumes KH_CHUNKS, KH_TOOLS and KH_KNOWLEDGE and writes KH_INDEX
@@ -52,7 +55,11 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open bucket %s: %w", contract.BucketKB, err)
 	}
-	w := &Worker{cfg: cfg, kv: kv, kb: kbBucket, an: analysis.Shared(), log: deps.Logger.With("component", Stage)}
+	an := deps.Analyzer
+	if an == nil {
+		an = analysis.New()
+	}
+	w := &Worker{cfg: cfg, kv: kv, kb: kbBucket, an: an, log: deps.Logger.With("component", Stage)}
 	consumers := []struct {
 		stage, stream, filter string
 		// concurrency 1 keeps index writes in stream order, which is what

@@ -113,6 +113,11 @@ func NewEngine(limits Limits) *Engine { return NewEngineScoring(limits, DefaultS
 
 // NewEngineScoring returns an empty engine with the given scoring.
 func NewEngineScoring(limits Limits, sc Scoring) *Engine {
+	return newEngine(limits, sc, analysis.New())
+}
+
+// newEngine returns an empty engine analysing queries with an.
+func newEngine(limits Limits, sc Scoring, an *analysis.Analyzer) *Engine {
 	if limits.DefaultTopK <= 0 {
 		limits.DefaultTopK = 10
 	}
@@ -140,7 +145,6 @@ func NewEngineScoring(limits Limits, sc Scoring) *Engine {
 	if err != nil {
 		panic(err)
 	}
-	an := analysis.Shared()
 	return &Engine{limits: limits, an: an, docs: docs, tools: tools, kb: kbIndex,
 		changed: make(chan struct{}), scoring: sc, request: termSet(an, requestWords)}
 }

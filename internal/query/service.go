@@ -51,6 +51,10 @@ type Deps struct {
 	// Pipeline sanitizes transcripts sent to kh.extract and POST
 	// /api/extract; without it those answer 503.
 	Pipeline *extractor.Pipeline
+	// Analyzer, when set, is shared with the process's other stages: under
+	// knowhub up, the words the indexer stemmed are then cache hits when
+	// snippets and phrases are analysed.
+	Analyzer *analysis.Analyzer
 }
 
 // Service follows KH_INDEX into an Engine and serves it over NATS.
@@ -101,12 +105,15 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}
+	if deps.Analyzer == nil {
+		deps.Analyzer = analysis.New()
+	}
 	return &Service{
 		cfg:    cfg,
 		nc:     deps.NC,
 		js:     deps.JS,
 		log:    deps.Logger.With("component", Stage),
-		engine: NewEngine(cfg.Limits),
+		engine: newEngine(cfg.Limits, DefaultScoring(), deps.Analyzer),
 		auth:   newAuthenticator(cfg.Tokens),
 		red:    deps.Redactor,
 		screen: kb.NewScreen(),
