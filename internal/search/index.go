@@ -706,7 +706,8 @@ func (ix *Index) scoreGroup(acc *accumulator, sc *scorer, g termGroup, pruned bo
 
 // scoreShared is scoreGroup for a word of one posting list in an index
 // whose fields share one saturation (docs), the usual case, in a loop of
-// its own.
+// its own. It spells out the four fields: the constant below stops the
+// build if MaxFields changes.
 func scoreShared(acc *accumulator, sc *scorer, stats []docStat, postings []posting, w float64, pruned bool) {
 	score, touched, n := acc.score, acc.touched, sc.norms
 	wt, k1 := sc.weight, sc.k1
@@ -729,6 +730,9 @@ func scoreShared(acc *accumulator, sc *scorer, stats []docStat, postings []posti
 	}
 	acc.touched = touched
 }
+
+// scoreShared reads exactly fields 0 to 3.
+const _ = uint(MaxFields-4) + uint(4-MaxFields)
 
 // saturated returns BM25F's saturated term frequency of a posting's
 // frequencies tf in an entry of field lengths lens. Fields without a K1
