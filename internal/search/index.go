@@ -145,6 +145,17 @@ type posting struct {
 type postingList struct {
 	postings []posting
 	df       int // alive postings
+	// impacts caches what each posting scores before IDF, for the index
+	// generation it was computed at; see Index.impacts.
+	impacts atomic.Pointer[impacts]
+}
+
+// impacts holds, for one generation of an index, a posting list's BM25F
+// saturated term frequencies times the entries' boosts (0 for a removed
+// entry), parallel to its postings.
+type impacts struct {
+	gen uint64
+	v   []float64
 }
 
 // Index holds one collection. It is safe for concurrent use: searches share
@@ -169,6 +180,9 @@ type Index struct {
 	dead    int
 	sumLen  [MaxFields]uint64
 	applied uint64 // highest SourceSeq applied, for stats
+	// gen counts the updates: every one may change the statistics that
+	// cached impacts depend on.
+	gen uint64
 	// norms holds the length norms of the latest average field lengths.
 	norms atomic.Pointer[lenNorms]
 	pool  sync.Pool
@@ -203,6 +217,7 @@ func New(p Params) (*Index, error) {
 func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.gen++
 	ix.removeLocked(key)
 	if doc.SourceSeq > ix.applied {
 		ix.applied = doc.SourceSeq
@@ -361,6 +376,7 @@ func clampTF(n int) uint8 {
 func (ix *Index) Remove(key string) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.gen++
 	ix.removeLocked(key)
 }
 
@@ -668,70 +684,95 @@ func (ix *Index) groupTerms(terms []Term) []termGroup {
 	return groups
 }
 
-// scoreGroup adds a group's BM25F contributions to the accumulator. When
-// pruned, only entries already scored are updated; the others are only
-// noted for the total.
+// scoreGroup adds a group's BM25F contributions to the accumulator: per
+// posting, the list's weight times the posting's impact. When pruned,
+// only entries already scored are updated; the others are only noted for
+// the total, which spares reading most postings' impacts for a common
+// word. An entry that matches several lists of the group counts only its
+// best.
 func (ix *Index) scoreGroup(acc *accumulator, sc *scorer, g termGroup, pruned bool) {
-	if len(g.lists) == 1 && sc.shared {
-		scoreShared(acc, sc, ix.stats, g.lists[0].postings, g.weights[0], pruned)
+	if len(g.lists) == 1 {
+		scoreList(acc, g.lists[0].postings, ix.impacts(g.lists[0], sc), g.weights[0], pruned)
 		return
 	}
-	multi := len(g.lists) > 1
 	for li, pl := range g.lists {
-		w := g.weights[li]
-		for _, p := range pl.postings {
-			// Pruned, an entry not scored yet is only noted (whether it is
-			// alive is checked when counting), which spares reading its
-			// statistics for most postings of a common word.
+		w, imp := g.weights[li], ix.impacts(pl, sc)
+		for i, p := range pl.postings {
 			if pruned && acc.score[p.doc] == 0 {
 				acc.see(p.doc)
 				continue
 			}
-			st := &ix.stats[p.doc]
-			if !st.alive() {
-				continue
-			}
-			s := w * st.boost * sc.saturated(&p.tf, &st.lens)
-			if multi {
-				acc.addBest(p.doc, s)
-			} else {
-				acc.add(p.doc, s)
+			if imp[i] > 0 {
+				acc.addBest(p.doc, w*imp[i])
 			}
 		}
 	}
-	if multi {
-		acc.foldBest()
-	}
+	acc.foldBest()
 }
 
-// scoreShared is scoreGroup for a word of one posting list in an index
-// whose fields share one saturation (docs), the usual case, in a loop of
-// its own. It spells out the four fields: the constant below stops the
-// build if MaxFields changes.
-func scoreShared(acc *accumulator, sc *scorer, stats []docStat, postings []posting, w float64, pruned bool) {
-	score, touched, n := acc.score, acc.touched, sc.norms
-	wt, k1 := sc.weight, sc.k1
-	for _, p := range postings {
+// scoreList is scoreGroup for a word of one posting list, the usual case,
+// in a loop of its own.
+func scoreList(acc *accumulator, postings []posting, imp []float64, w float64, pruned bool) {
+	score, touched := acc.score, acc.touched
+	imp = imp[:len(postings)]
+	for i, p := range postings {
 		old := score[p.doc]
 		if pruned && old == 0 {
 			acc.see(p.doc)
 			continue
 		}
+		if imp[i] == 0 {
+			continue // a removed entry
+		}
+		if old == 0 {
+			touched = append(touched, p.doc)
+		}
+		score[p.doc] = old + w*imp[i]
+	}
+	acc.touched = touched
+}
+
+// impacts returns the impacts of a posting list's postings (see impacts),
+// computing them if the index changed since they were cached: between
+// updates, a word's postings are scored once, and each search then only
+// multiplies by the word's weight. Concurrent searches may each compute
+// them; any is right. The caller holds the read lock.
+func (ix *Index) impacts(pl *postingList, sc *scorer) []float64 {
+	if c := pl.impacts.Load(); c != nil && c.gen == ix.gen {
+		return c.v
+	}
+	v := make([]float64, len(pl.postings))
+	if sc.shared {
+		sharedImpacts(v, pl.postings, ix.stats, sc)
+	} else {
+		for i, p := range pl.postings {
+			if st := &ix.stats[p.doc]; st.alive() {
+				v[i] = st.boost * sc.saturated(&p.tf, &st.lens)
+			}
+		}
+	}
+	pl.impacts.Store(&impacts{gen: ix.gen, v: v})
+	return v
+}
+
+// sharedImpacts computes impacts in an index whose fields share one
+// saturation (docs) in a loop of its own. It spells out the four fields:
+// the constant below stops the build if MaxFields changes.
+func sharedImpacts(v []float64, postings []posting, stats []docStat, sc *scorer) {
+	n, wt, k1 := sc.norms, sc.weight, sc.k1
+	v = v[:len(postings)]
+	for i, p := range postings {
 		st := &stats[p.doc]
 		if !st.alive() {
 			continue
 		}
 		x := wt[0]*float64(p.tf[0])*n.of(0, st.lens[0]) + wt[1]*float64(p.tf[1])*n.of(1, st.lens[1]) +
 			wt[2]*float64(p.tf[2])*n.of(2, st.lens[2]) + wt[3]*float64(p.tf[3])*n.of(3, st.lens[3])
-		if old == 0 {
-			touched = append(touched, p.doc)
-		}
-		score[p.doc] = old + w*st.boost*(x*(k1+1)/(k1+x))
+		v[i] = st.boost * (x * (k1 + 1) / (k1 + x))
 	}
-	acc.touched = touched
 }
 
-// scoreShared reads exactly fields 0 to 3.
+// sharedImpacts reads exactly fields 0 to 3.
 const _ = uint(MaxFields-4) + uint(4-MaxFields)
 
 // saturated returns BM25F's saturated term frequency of a posting's

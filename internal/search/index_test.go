@@ -389,7 +389,7 @@ func TestTrimKeepsResultsAndDropsSpareCapacity(t *testing.T) {
 		ix.Put(fmt.Sprint("d", i), doc(uint64(i+1), map[string]int{"nats": 1 + i%3, fmt.Sprint("w", i%7): 1}), nil)
 	}
 	if id, _ := ix.terms.find("nats"); id < trimBatch || cap(ix.lists[id].postings) == len(ix.lists[id].postings) {
-		pl := ix.lists[id]
+		pl := &ix.lists[id]
 		t.Fatalf("list of nats: id %d, %d postings in capacity %d: not a test of batches", id, len(pl.postings), cap(pl.postings))
 	}
 	before := search(ix, 20, "nats", "w3")
@@ -409,8 +409,8 @@ func TestTrimKeepsResultsAndDropsSpareCapacity(t *testing.T) {
 	if fmt.Sprint(before) != fmt.Sprint(after) {
 		t.Errorf("results changed by Trim:\n%v\n%v", before, after)
 	}
-	for id, pl := range ix.lists {
-		if cap(pl.postings) > len(pl.postings)+len(pl.postings)/8 {
+	for id := range ix.lists {
+		if pl := &ix.lists[id]; cap(pl.postings) > len(pl.postings)+len(pl.postings)/8 {
 			t.Errorf("list %q: %d postings in capacity %d after Trim", ix.terms.term(uint32(id)), len(pl.postings), cap(pl.postings))
 		}
 	}
