@@ -910,6 +910,7 @@ type accumulator struct {
 	seen     []uint64
 	seenList []uint32
 	heap     []float64
+	cand     []scored // top's
 }
 
 func (ix *Index) getAcc(n int) *accumulator {
@@ -1045,47 +1046,53 @@ func siftDown(h []float64, i int) {
 }
 
 // top returns the best limit hits among the scored entries that pass
-// filter, best first, and how many passed. Scores are final (boosted as
-// they were added). A first pass keeps the best limit of them in a
-// min-heap, whose root is then the lowest score the top can hold; the
-// second keeps the best limit hits in order among the entries at or above
-// it, so that entries below are passed over on one comparison of floats,
-// and only ties at the root (common at scale, where translations share
-// code blocks) are ordered by their keys.
+// filter, best first, and how many passed, and clears the scores. Scores
+// are final (boosted as they were added). One pass keeps the best limit
+// scores in a min-heap, whose root only rises, and notes as a candidate
+// every entry that scores at least the root when it is seen: every entry
+// of the final top is one, usually a few hundred in thousands. A second
+// pass keeps the best limit candidates in order among those at or above
+// the final root, so that only ties at the root (common at scale, where
+// translations share code blocks) are ordered by their keys.
 func (a *accumulator) top(entries []*Entry, filter func(*Entry) bool, limit int) ([]Hit, int) {
-	h := a.heap[:0]
+	h, cand := a.heap[:0], a.cand[:0]
 	total := 0
 	score := a.score
 	for _, d := range a.touched {
-		if filter != nil && !filter(entries[d]) {
-			score[d] = 0 // out: passed over below
-			continue
-		}
 		s := score[d]
-		total++
-		if len(h) == limit {
-			if s > h[0] {
-				h[0] = s
-				siftDown(h, 0)
+		score[d] = 0
+		if len(h) == limit && s < h[0] {
+			if filter == nil || filter(entries[d]) {
+				total++
 			}
 			continue
 		}
-		h = append(h, s)
-		siftUp(h, len(h)-1)
+		if filter != nil && !filter(entries[d]) {
+			continue
+		}
+		total++
+		cand = append(cand, scored{d, s})
+		switch {
+		case len(h) < limit:
+			h = append(h, s)
+			siftUp(h, len(h)-1)
+		case s > h[0]:
+			h[0] = s
+			siftDown(h, 0)
+		}
 	}
-	a.heap = h
+	a.heap, a.cand = h, cand
+	a.touched = a.touched[:0]
 	floor := math.SmallestNonzeroFloat64
 	if len(h) == limit {
 		floor = h[0]
 	}
 	hits := make([]Hit, 0, limit)
-	for _, d := range a.touched {
-		s := a.score[d]
-		a.score[d] = 0
-		if s < floor {
+	for _, c := range cand {
+		if c.s < floor {
 			continue
 		}
-		hit := Hit{Entry: entries[d], Score: s}
+		hit := Hit{Entry: entries[c.doc], Score: c.s}
 		if len(hits) < limit {
 			hits = append(hits, hit)
 			if len(hits) == limit {
@@ -1101,11 +1108,16 @@ func (a *accumulator) top(entries []*Entry, filter func(*Entry) bool, limit int)
 		copy(hits[i+1:], hits[i:limit-1])
 		hits[i] = hit
 	}
-	a.touched = a.touched[:0]
 	if len(hits) < limit {
 		sortDesc(hits)
 	}
 	return hits, total
+}
+
+// scored is a candidate of top: an entry's ordinal and score.
+type scored struct {
+	doc uint32
+	s   float64
 }
 
 // sortDesc sorts hits best first.
