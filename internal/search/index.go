@@ -181,8 +181,10 @@ type Index struct {
 	sumLen  [MaxFields]uint64
 	applied uint64 // highest SourceSeq applied, for stats
 	// gen counts the updates: every one may change the statistics that
-	// cached impacts depend on.
-	gen uint64
+	// cached impacts depend on. searched is the generation the latest
+	// search saw.
+	gen      uint64
+	searched atomic.Uint64
 	// norms holds the length norms of the latest average field lengths.
 	norms atomic.Pointer[lenNorms]
 	pool  sync.Pool
@@ -594,6 +596,7 @@ func (ix *Index) search(q Query) (hits []Hit, total int, pruned bool) {
 
 	sc := ix.newScorer()
 	sc.norms = ix.lenNorms(&sc)
+	sc.quiet = ix.searched.Swap(ix.gen) == ix.gen
 	groups := ix.groupTerms(q.Terms)
 	// rest[i] bounds what groups i.. can add to one entry's final score.
 	rest := make([]float64, len(groups)+1)
@@ -624,6 +627,9 @@ type scorer struct {
 	// shared is set when no field saturates on its own (docs).
 	shared bool
 	norms  *lenNorms
+	// quiet is set when the index has not changed since the search
+	// before: impacts computed now are worth keeping.
+	quiet bool
 }
 
 func (ix *Index) newScorer() scorer {
@@ -692,11 +698,11 @@ func (ix *Index) groupTerms(terms []Term) []termGroup {
 // best.
 func (ix *Index) scoreGroup(acc *accumulator, sc *scorer, g termGroup, pruned bool) {
 	if len(g.lists) == 1 {
-		scoreList(acc, g.lists[0].postings, ix.impacts(g.lists[0], sc), g.weights[0], pruned)
+		scoreList(acc, g.lists[0].postings, ix.impacts(g.lists[0], sc, acc), g.weights[0], pruned)
 		return
 	}
 	for li, pl := range g.lists {
-		w, imp := g.weights[li], ix.impacts(pl, sc)
+		w, imp := g.weights[li], ix.impacts(pl, sc, acc)
 		for i, p := range pl.postings {
 			if pruned && acc.score[p.doc] == 0 {
 				acc.see(p.doc)
@@ -735,13 +741,30 @@ func scoreList(acc *accumulator, postings []posting, imp []float64, w float64, p
 // impacts returns the impacts of a posting list's postings (see impacts),
 // computing them if the index changed since they were cached: between
 // updates, a word's postings are scored once, and each search then only
-// multiplies by the word's weight. Concurrent searches may each compute
-// them; any is right. The caller holds the read lock.
-func (ix *Index) impacts(pl *postingList, sc *scorer) []float64 {
-	if c := pl.impacts.Load(); c != nil && c.gen == ix.gen {
+// multiplies by the word's weight. While updates keep coming (an initial
+// load, a reindex), impacts are computed in the accumulator's scratch and
+// not kept, and a stale cache is dropped: the second search in a row that
+// finds the index unchanged caches them. Concurrent searches may each
+// compute them; any is right. The caller holds the read lock, and uses
+// the list before the next call.
+func (ix *Index) impacts(pl *postingList, sc *scorer, acc *accumulator) []float64 {
+	c := pl.impacts.Load()
+	if c != nil && c.gen == ix.gen {
 		return c.v
 	}
-	v := make([]float64, len(pl.postings))
+	var v []float64
+	if sc.quiet {
+		v = make([]float64, len(pl.postings))
+	} else {
+		if c != nil {
+			pl.impacts.CompareAndSwap(c, nil)
+		}
+		if cap(acc.impacts) < len(pl.postings) {
+			acc.impacts = make([]float64, len(pl.postings))
+		}
+		v = acc.impacts[:len(pl.postings)]
+		clear(v)
+	}
 	if sc.shared {
 		sharedImpacts(v, pl.postings, ix.stats, sc)
 	} else {
@@ -751,7 +774,9 @@ func (ix *Index) impacts(pl *postingList, sc *scorer) []float64 {
 			}
 		}
 	}
-	pl.impacts.Store(&impacts{gen: ix.gen, v: v})
+	if sc.quiet {
+		pl.impacts.Store(&impacts{gen: ix.gen, v: v})
+	}
 	return v
 }
 
@@ -910,7 +935,8 @@ type accumulator struct {
 	seen     []uint64
 	seenList []uint32
 	heap     []float64
-	cand     []scored // top's
+	cand     []scored  // top's
+	impacts  []float64 // scratch of impacts not kept
 }
 
 func (ix *Index) getAcc(n int) *accumulator {

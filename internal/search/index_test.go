@@ -80,14 +80,18 @@ func TestLengthNormsFollowUpdates(t *testing.T) {
 	ix := mustNew(t, bodyParams())
 	ix.Put("a", doc(1, map[string]int{"nats": 3, "stream": 1}), nil) // len 4
 	ix.Put("b", doc(2, map[string]int{"kv": 2}), nil)                // len 2
+	// Three searches after each update: the first computes impacts in
+	// scratch, the second caches them, the third reads the cache.
 	check := func(step string, avg, n, df float64) {
 		t.Helper()
-		hits := search(ix, 10, "nats")
-		if len(hits) != 1 {
-			t.Fatalf("%s: got %d hits, want 1", step, len(hits))
-		}
-		if want := bm25(3, 4, avg, n, df); math.Abs(hits[0].Score-want) > 1e-9 {
-			t.Errorf("%s: score %v, want %v", step, hits[0].Score, want)
+		for round := range 3 {
+			hits := search(ix, 10, "nats")
+			if len(hits) != 1 {
+				t.Fatalf("%s, search %d: got %d hits, want 1", step, round+1, len(hits))
+			}
+			if want := bm25(3, 4, avg, n, df); math.Abs(hits[0].Score-want) > 1e-9 {
+				t.Errorf("%s, search %d: score %v, want %v", step, round+1, hits[0].Score, want)
+			}
 		}
 	}
 	check("first", 3, 2, 1)
@@ -113,6 +117,45 @@ func TestLengthNormsFollowUpdates(t *testing.T) {
 		if got := h.Score; math.Abs(got-want[h.Entry.Source.Key]) > 1e-9 {
 			t.Errorf("with a huge entry: score of %s = %v, want %v", h.Entry.Source.Key, got, want[h.Entry.Source.Key])
 		}
+	}
+}
+
+// A list's impacts are cached by the second search in a row that finds the
+// index unchanged, never while updates come between searches, and a
+// stale cache is dropped.
+func TestImpactsCachedOnceQuiet(t *testing.T) {
+	ix := mustNew(t, bodyParams())
+	cached := func() *impacts {
+		id, ok := ix.terms.find("nats")
+		if !ok {
+			t.Fatal("no list for nats")
+		}
+		return ix.lists[id].impacts.Load()
+	}
+	for i := range 5 {
+		ix.Put(fmt.Sprint(i), doc(uint64(i+1), map[string]int{"nats": i + 1}), nil)
+		search(ix, 10, "nats")
+		if c := cached(); c != nil {
+			t.Fatalf("impacts cached during updates (generation %d)", c.gen)
+		}
+	}
+	want := search(ix, 10, "nats") // the second search since the last update
+	c := cached()
+	if c == nil || c.gen != ix.gen || len(c.v) != 5 {
+		t.Fatalf("impacts after two searches of an unchanged index: %+v", c)
+	}
+	if got := search(ix, 10, "nats"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("from the cache: %v, want %v", got, want)
+	}
+	if cached() != c {
+		t.Error("a search of an unchanged index replaced the cache")
+	}
+	ix.Put("5", doc(6, map[string]int{"nats": 9}), nil)
+	if hits := search(ix, 10, "nats"); len(hits) != 6 {
+		t.Errorf("%d hits after an update, want 6", len(hits))
+	}
+	if c := cached(); c != nil {
+		t.Errorf("stale impacts (generation %d) kept after an update", c.gen)
 	}
 }
 
