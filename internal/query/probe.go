@@ -54,7 +54,11 @@ type probeSet struct {
 	starts [256][]int
 	pairs  *[1 << 10]uint64 // bit set of the first two bytes of probes
 	next   []int
-	built  bool // pb, starts and pairs hold the probes
+	built  bool // pb, starts, pairs and firsts hold the probes
+	// firsts holds the distinct first bytes of the probes, each repeated
+	// in a word, when there are at most four of them (nfirst).
+	firsts [4]uint64
+	nfirst int
 	// latin is set when some probe is ASCII, the fold of Latin-script
 	// words: texts are then scanned with their diacritics folded.
 	latin bool
@@ -203,12 +207,25 @@ func (ps *probeSet) find(lower []byte, folded bool) []probeHit {
 	if !ps.built {
 		ps.built = true
 		ps.next = slices.Grow(ps.next[:0], len(ps.probes))[:len(ps.probes)]
+		ps.nfirst = 0
 		for i, p := range ps.probes {
 			ps.pb = append(ps.pb, []byte(p))
-			if p != "" {
-				ps.starts[p[0]] = append(ps.starts[p[0]], i)
-				ps.addPairs(p)
+			if p == "" {
+				continue
 			}
+			if len(ps.starts[p[0]]) == 0 {
+				// A new first byte, in every byte of a word.
+				if ps.nfirst < len(ps.firsts) {
+					ps.firsts[ps.nfirst] = uint64(p[0]) * 0x0101010101010101
+				}
+				ps.nfirst++
+			}
+			ps.starts[p[0]] = append(ps.starts[p[0]], i)
+			ps.addPairs(p)
+		}
+		// Unused slots repeat the first byte, so the scan tests four.
+		for k := ps.nfirst; k < len(ps.firsts) && ps.nfirst > 0; k++ {
+			ps.firsts[k] = ps.firsts[0]
 		}
 	}
 	if ps.pairs == nil || len(ps.pb) == 0 {
@@ -219,7 +236,11 @@ func (ps *probeSet) find(lower []byte, folded bool) []probeHit {
 	hits := ps.hits
 	pairs := ps.pairs
 	last := len(lower) - 1
-	for at := nextPair(lower, 0, pairs); at >= 0; at = nextPair(lower, at+1, pairs) {
+	next := func(at int) int { return nextPair(lower, at, pairs) }
+	if ps.nfirst <= len(ps.firsts) {
+		next = func(at int) int { return nextPairSWAR(lower, at, &ps.firsts, pairs) }
+	}
+	for at := next(0); at >= 0; at = next(at + 1) {
 		if folded {
 			hits = ps.matchFoldedAt(lower, at, hits)
 		} else {
@@ -262,6 +283,32 @@ func nextPair(lower []byte, at int, pairs *[1 << 10]uint64) int {
 		}
 	}
 	return -1
+}
+
+// nextPairSWAR is nextPair for probes of at most four distinct first
+// bytes, broadcast in firsts: it looks for those bytes eight at a time,
+// and tests the pair only where one is. A byte equal to one of them makes
+// its 0x80 bit set in (x - 0x01…) &^ x, x the word XOR the broadcast byte;
+// the borrow may also set it in a byte above, which the pair test rejects.
+func nextPairSWAR(lower []byte, at int, firsts *[4]uint64, pairs *[1 << 10]uint64) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	if at >= len(lower) {
+		return -1
+	}
+	f0, f1, f2, f3 := firsts[0], firsts[1], firsts[2], firsts[3]
+	s := lower[at:]
+	for ; len(s) > 8; s = s[8:] {
+		w := binary.LittleEndian.Uint64(s)
+		x0, x1, x2, x3 := w^f0, w^f1, w^f2, w^f3
+		m := ((x0 - ones) &^ x0) | ((x1 - ones) &^ x1) | ((x2 - ones) &^ x2) | ((x3 - ones) &^ x3)
+		for m &= highs; m != 0; m &= m - 1 {
+			j := bits.TrailingZeros64(m) / 8 // < 8 < len(s)-1
+			if p := uint(s[j])<<8 | uint(s[j+1]); pairs[p>>6&1023]&(1<<(p&63)) != 0 {
+				return len(lower) - len(s) + j
+			}
+		}
+	}
+	return nextPair(lower, len(lower)-len(s), pairs)
 }
 
 // matchAt appends the occurrences of probes that start at lower[at].
@@ -361,14 +408,15 @@ func appendLower(dst []byte, s string, latin bool) (out []byte, folded bool) {
 	b := dst[n:]
 	i := 0
 	for ; i+8 <= len(b); i += 8 {
-		w := binary.LittleEndian.Uint64(b[i:])
+		word := b[i : i+8]
+		w := binary.LittleEndian.Uint64(word)
 		// Per byte, on its low seven bits (so that no sum carries into
 		// the next byte): 0x80 set where it is in 'A'..'Z', then 0x20,
 		// for bytes below 0x80 only.
 		x := w & 0x7f7f7f7f7f7f7f7f
 		ge := (x + 0x3f3f3f3f3f3f3f3f) & 0x8080808080808080 // >= 'A'
 		gt := (x + 0x2525252525252525) & 0x8080808080808080 // > 'Z'
-		binary.LittleEndian.PutUint64(b[i:], w|(ge&^gt&^w)>>2)
+		binary.LittleEndian.PutUint64(word, w|(ge&^gt&^w)>>2)
 		if w&0x8080808080808080 == 0 {
 			continue
 		}

@@ -159,10 +159,13 @@ func TestProbesTakeCharactersNotBytes(t *testing.T) {
 
 // TestFindMatchesNaiveScan compares find with a direct scan on random
 // texts and probe sets: probes of one to six bytes, multi-byte letters,
-// occurrences that overlap and ones that end the text.
+// occurrences that overlap and ones that end the text, probes of up to
+// four first bytes (looked for eight bytes at a time) and of more, and
+// bytes one below a first byte ("`" under "a"), which the word-at-a-time
+// test may flag after a match.
 func TestFindMatchesNaiveScan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	pieces := []string{"a", "b", "ab", "ba", "aab", "abab", " ", "\n", "ж", "же", "ال", "配", "置", "x"}
+	pieces := []string{"a", "b", "ab", "ba", "aab", "abab", " ", "\n", "ж", "же", "ال", "配", "置", "x", "`", "a`", "y", "z", "q"}
 	randText := func(n int) string {
 		var b strings.Builder
 		for range n {
@@ -170,10 +173,10 @@ func TestFindMatchesNaiveScan(t *testing.T) {
 		}
 		return b.String()
 	}
-	for round := range 3000 {
-		text := randText(rng.IntN(30))
+	for round := range 6000 {
+		text := randText(rng.IntN(40))
 		probes := map[string]bool{}
-		for range 1 + rng.IntN(4) {
+		for range 1 + rng.IntN(7) {
 			if p := randText(1 + rng.IntN(3)); len(p) <= 6 {
 				probes[p] = true
 			}
