@@ -717,25 +717,38 @@ func (ix *Index) scoreGroup(acc *accumulator, sc *scorer, g termGroup, pruned bo
 }
 
 // scoreList is scoreGroup for a word of one posting list, the usual case,
-// in a loop of its own.
+// in loops of their own: the one that scores every posting holds its
+// state in registers, with room made for the entries it may touch.
 func scoreList(acc *accumulator, postings []posting, imp []float64, w float64, pruned bool) {
-	score, touched := acc.score, acc.touched
+	score := acc.score
 	imp = imp[:len(postings)]
-	for i, p := range postings {
-		old := score[p.doc]
-		if pruned && old == 0 {
-			acc.see(p.doc)
-			continue
+	if pruned {
+		for i, p := range postings {
+			old := score[p.doc]
+			if old == 0 {
+				acc.see(p.doc)
+			} else if imp[i] > 0 {
+				score[p.doc] = old + w*imp[i]
+			}
 		}
-		if imp[i] == 0 {
+		return
+	}
+	touched := slices.Grow(acc.touched, len(postings))
+	n := len(touched)
+	room := touched[:cap(touched)]
+	for i := range postings {
+		d, v := postings[i].doc, imp[i]
+		if v == 0 {
 			continue // a removed entry
 		}
+		old := score[d]
 		if old == 0 {
-			touched = append(touched, p.doc)
+			room[n] = d
+			n++
 		}
-		score[p.doc] = old + w*imp[i]
+		score[d] = old + w*v
 	}
-	acc.touched = touched
+	acc.touched = touched[:n]
 }
 
 // impacts returns the impacts of a posting list's postings (see impacts),
@@ -1081,30 +1094,37 @@ func siftDown(h []float64, i int) {
 // the final root, so that only ties at the root (common at scale, where
 // translations share code blocks) are ordered by their keys.
 func (a *accumulator) top(entries []*Entry, filter func(*Entry) bool, limit int) ([]Hit, int) {
-	h, cand := a.heap[:0], a.cand[:0]
-	total := 0
-	score := a.score
-	for _, d := range a.touched {
+	h, cand, touched, score := a.heap[:0], a.cand[:0], a.touched, a.score
+	if filter != nil {
+		kept := touched[:0] // in place: the list is the accumulator's
+		for _, d := range touched {
+			if filter(entries[d]) {
+				kept = append(kept, d)
+			} else {
+				score[d] = 0
+			}
+		}
+		touched = kept
+	}
+	total := len(touched)
+	root := math.Inf(-1) // h[0] once h is full
+	for _, d := range touched {
 		s := score[d]
 		score[d] = 0
-		if len(h) == limit && s < h[0] {
-			if filter == nil || filter(entries[d]) {
-				total++
-			}
+		if s < root {
 			continue
 		}
-		if filter != nil && !filter(entries[d]) {
-			continue
-		}
-		total++
 		cand = append(cand, scored{d, s})
-		switch {
-		case len(h) < limit:
+		if len(h) < limit {
 			h = append(h, s)
 			siftUp(h, len(h)-1)
-		case s > h[0]:
+			if len(h) == limit {
+				root = h[0]
+			}
+		} else if s > root {
 			h[0] = s
 			siftDown(h, 0)
+			root = h[0]
 		}
 	}
 	a.heap, a.cand = h, cand
