@@ -1,6 +1,7 @@
 package query
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -88,4 +89,23 @@ func FuzzMarkWhiteSpace(f *testing.F) {
 			t.Errorf("mark(%q) = %q, want %q", text, got, want)
 		}
 	})
+}
+
+// TestMarkCollapsesLongText compares mark with the text's words joined by
+// single spaces on random texts longer than the fuzz seeds: words, single
+// and double spaces, tabs and newlines, control characters, punctuation
+// and Unicode spaces.
+func TestMarkCollapsesLongText(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	pieces := []string{"word", "a", "config", " ", " ", " ", "  ", "\t", "\n", "\x01", "!", "\x7f", "\u00a0", "é", "配置", "\u3000", "x!"}
+	for range 5000 {
+		var b strings.Builder
+		for range rng.IntN(60) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		text := b.String()
+		if got, want := mark(text, 0, len(text), nil), strings.Join(strings.Fields(text), " "); got != want {
+			t.Fatalf("mark(%q) = %q, want %q", text, got, want)
+		}
+	}
 }
