@@ -596,7 +596,11 @@ func (ix *Index) search(q Query) (hits []Hit, total int, pruned bool) {
 
 	sc := ix.newScorer()
 	sc.norms = ix.lenNorms(&sc)
-	sc.quiet = ix.searched.Swap(ix.gen) == ix.gen
+	// Read first: between updates, searches on other cores only share the
+	// cache line.
+	if sc.quiet = ix.searched.Load() == ix.gen; !sc.quiet {
+		ix.searched.Store(ix.gen)
+	}
 	groups := ix.groupTerms(q.Terms)
 	// rest[i] bounds what groups i.. can add to one entry's final score.
 	rest := make([]float64, len(groups)+1)
