@@ -1034,29 +1034,46 @@ func (a *accumulator) countSeen(entries []*Entry, stats []docStat, filter func(*
 
 // kth returns the limit-th best final score among the scored entries that
 // pass filter (0 if fewer pass): a floor under the final top-limit.
+// Without a filter, the usual case, the loop calls nothing on the path of
+// an entry below the floor.
 func (a *accumulator) kth(entries []*Entry, filter func(*Entry) bool, limit int) float64 {
-	h := a.heap[:0]
-	for _, d := range a.touched {
-		s := a.score[d]
-		if len(h) == limit && s <= h[0] {
-			continue
+	h, score := slices.Grow(a.heap[:0], limit), a.score
+	root := math.Inf(-1) // h[0] once h is full
+	if filter == nil {
+		for _, d := range a.touched {
+			if s := score[d]; s > root {
+				h, root = keep(h, s, limit)
+			}
 		}
-		if filter != nil && !filter(entries[d]) {
-			continue
+	} else {
+		for _, d := range a.touched {
+			if s := score[d]; s > root && filter(entries[d]) {
+				h, root = keep(h, s, limit)
+			}
 		}
-		if len(h) < limit {
-			h = append(h, s)
-			siftUp(h, len(h)-1)
-			continue
-		}
-		h[0] = s
-		siftDown(h, 0)
 	}
 	a.heap = h
 	if len(h) < limit {
 		return 0
 	}
 	return h[0]
+}
+
+// keep adds s to h, a min-heap of at most limit scores with room for
+// them, and returns it and its root once full (-Inf until then).
+func keep(h []float64, s float64, limit int) ([]float64, float64) {
+	if len(h) < limit {
+		h = h[:len(h)+1]
+		h[len(h)-1] = s
+		siftUp(h, len(h)-1)
+		if len(h) < limit {
+			return h, math.Inf(-1)
+		}
+		return h, h[0]
+	}
+	h[0] = s
+	siftDown(h, 0)
+	return h, h[0]
 }
 
 // siftUp and siftDown keep h a min-heap of floats.
@@ -1098,7 +1115,7 @@ func siftDown(h []float64, i int) {
 // the final root, so that only ties at the root (common at scale, where
 // translations share code blocks) are ordered by their keys.
 func (a *accumulator) top(entries []*Entry, filter func(*Entry) bool, limit int) ([]Hit, int) {
-	h, cand, touched, score := a.heap[:0], a.cand[:0], a.touched, a.score
+	h, cand, touched, score := slices.Grow(a.heap[:0], limit), a.cand[:0], a.touched, a.score
 	if filter != nil {
 		kept := touched[:0] // in place: the list is the accumulator's
 		for _, d := range touched {
@@ -1119,16 +1136,8 @@ func (a *accumulator) top(entries []*Entry, filter func(*Entry) bool, limit int)
 			continue
 		}
 		cand = append(cand, scored{d, s})
-		if len(h) < limit {
-			h = append(h, s)
-			siftUp(h, len(h)-1)
-			if len(h) == limit {
-				root = h[0]
-			}
-		} else if s > root {
-			h[0] = s
-			siftDown(h, 0)
-			root = h[0]
+		if s > root {
+			h, root = keep(h, s, limit)
 		}
 	}
 	a.heap, a.cand = h, cand
