@@ -23,6 +23,7 @@ import (
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/indexer"
+	"github.com/knowhub/knowhub/internal/procs"
 	"github.com/knowhub/knowhub/internal/query"
 	"github.com/knowhub/knowhub/internal/redact"
 	"github.com/knowhub/knowhub/internal/watcher"
@@ -78,7 +79,7 @@ func NewRedactor(cfg *config.Config) (*redact.Redactor, error) {
 }
 
 // NewWatcher builds a watcher over cfg's repositories.
-func NewWatcher(cfg *config.Config, js jetstream.JetStream, maxPayload int64, red *redact.Redactor, log *slog.Logger) (*watcher.Watcher, error) {
+func NewWatcher(cfg *config.Config, js jetstream.JetStream, maxPayload int64, red *redact.Redactor, log *slog.Logger, busy func()) (*watcher.Watcher, error) {
 	wc := watcher.Config{Debounce: cfg.Watcher.Debounce(), MaxFileBytes: cfg.Watcher.MaxFileBytes}
 	for _, r := range cfg.Repositories {
 		wc.Repos = append(wc.Repos, watcher.Repo{
@@ -89,7 +90,7 @@ func NewWatcher(cfg *config.Config, js jetstream.JetStream, maxPayload int64, re
 			Exclude: r.Exclude,
 		})
 	}
-	return watcher.New(wc, watcher.Deps{JS: js, Redactor: red, Logger: log, MaxPayload: maxPayload})
+	return watcher.New(wc, watcher.Deps{JS: js, Redactor: red, Logger: log, MaxPayload: maxPayload, Busy: busy})
 }
 
 // Stages selects which stages a process runs.
@@ -126,6 +127,7 @@ type Node struct {
 
 	Watcher *watcher.Watcher
 	Query   *query.Service
+	procs   *procs.Governor
 	bus     *bus.Bus
 	http    *http.Server
 	httpLn  net.Listener
@@ -147,10 +149,18 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 			return nil, err
 		}
 	}
+	if stages.Query {
+		// A query node answers sooner on one processor while the
+		// pipeline is idle: see package procs.
+		n.procs = procs.New(procs.Config{Off: cfg.Query.AllProcessors}, log)
+	}
 	if stages.Chunker || stages.Indexer || stages.Extractor {
 		b, err := bus.New(nc, log)
 		if err != nil {
 			return nil, err
+		}
+		if n.procs.Enabled() {
+			b.OnArrival(n.procs.Busy)
 		}
 		n.bus = b
 	}
@@ -170,7 +180,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		}
 	}
 	if stages.Watcher {
-		w, err := NewWatcher(cfg, js, nc.MaxPayload(), red, log)
+		w, err := NewWatcher(cfg, js, nc.MaxPayload(), red, log, n.procs.Busy)
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +194,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		for _, t := range cfg.HTTP.Tokens {
 			qc.Tokens = append(qc.Tokens, query.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
 		}
-		q, err := query.New(qc, query.Deps{NC: nc, JS: js, Logger: log, Redactor: red, Pipeline: pipeline, Analyzer: an})
+		q, err := query.New(qc, query.Deps{NC: nc, JS: js, Logger: log, Redactor: red, Pipeline: pipeline, Analyzer: an, Procs: n.procs})
 		if err != nil {
 			return nil, err
 		}
@@ -220,7 +230,7 @@ func (n *Node) HTTPAddr() string {
 func (n *Node) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 5)
+	errc := make(chan error, 6)
 	running := 0
 	start := func(name string, fn func(context.Context) error) {
 		running++
@@ -242,6 +252,9 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	if n.Query != nil {
 		start("query", n.Query.Run)
+	}
+	if n.procs.Enabled() {
+		start("procs", n.procs.Run)
 	}
 	if n.http != nil {
 		start("http", n.serveHTTP)

@@ -15,7 +15,14 @@ import (
 // Handler returns the HTTP API of the service: bearer-token
 // authentication, bounded bodies, JSON errors.
 func (s *Service) Handler() http.Handler {
-	return s.auth.middleware(s.cfg.MaxBodyBytes, s.routes())
+	h := s.auth.middleware(s.cfg.MaxBodyBytes, s.routes())
+	if !s.procs.Enabled() {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer s.procs.Exit(s.procs.Enter())
+		h.ServeHTTP(w, r)
+	})
 }
 
 func (s *Service) routes() http.Handler {
@@ -31,7 +38,7 @@ func (s *Service) routes() http.Handler {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	mux.HandleFunc("GET /api/stats", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, s.engine.Stats(s.IsReady()))
+		writeJSON(w, http.StatusOK, s.stats())
 	})
 	mux.HandleFunc("GET /api/docs/search", s.httpSearchDocs)
 	mux.HandleFunc("GET /api/tools/search", s.httpSearchTools)
