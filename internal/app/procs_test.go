@@ -49,6 +49,16 @@ func TestIdleNodeAnswersOnOneProcessorAndWorksOnAll(t *testing.T) {
 	waitSearch(t, srv.NC, "sandbox isolates", "the change indexed", func(r *contract.SearchResponse) bool { return len(r.Hits) == 1 })
 	natstest.WaitFor(t, 20*time.Second, "one processor once idle again", func() bool { return processors(t, srv) == 1 })
 
+	// So is a file event a producer publishes to KH_FILES itself, which
+	// no watcher of this node saw: the chunker's consumer reports it.
+	ev := contract.FileEvent{Schema: 1, Repo: "gateway", Path: "c.md", Meta: contract.RepoMeta{Priority: 1, Type: contract.RepoCore},
+		Content: "# Hooks\n\nThe gateway publishes hook events.\n"}
+	if _, err := srv.JS.Publish(t.Context(), contract.FileSubject(ev.Repo, ev.Path), mustJSON(t, ev)); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 20*time.Second, "every processor for the published file", func() bool { return processors(t, srv) == all })
+	waitSearch(t, srv.NC, "publishes hook events", "the published file indexed", func(r *contract.SearchResponse) bool { return len(r.Hits) == 1 })
+
 	// A node configured to keep them all never lowers, and a stopped
 	// node leaves the runtime's default behind.
 	node.stop()
