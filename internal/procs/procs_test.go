@@ -54,7 +54,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func TestIdleLowersAndWorkRaises(t *testing.T) {
 	// An idle time long enough that no pause of a loaded test machine
 	// between two Busy calls 2 ms apart reaches it.
-	g, def := start(t, 250*time.Millisecond)
+	g, def := start(t, 500*time.Millisecond)
 	waitFor(t, "one processor when idle", func() bool { return g.Low() && runtime.GOMAXPROCS(0) == 1 })
 	g.Busy()
 	if got := runtime.GOMAXPROCS(0); got != def || g.Low() {
@@ -62,7 +62,7 @@ func TestIdleLowersAndWorkRaises(t *testing.T) {
 	}
 	// Steady work keeps every processor: Busy more often than the idle
 	// time for a few idle times.
-	for end := time.Now().Add(600 * time.Millisecond); time.Now().Before(end); {
+	for end := time.Now().Add(time.Second); time.Now().Before(end); {
 		g.Busy()
 		if g.Low() {
 			t.Fatal("lowered while work kept coming")
