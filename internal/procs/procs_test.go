@@ -61,7 +61,7 @@ func TestIdleLowersAndWorkRaises(t *testing.T) {
 		t.Fatalf("after Busy: GOMAXPROCS %d (low %v), want %d at once", got, g.Low(), def)
 	}
 	// Steady work keeps every processor: Busy more often than the idle
-	// time for a few idle times.
+	// time for two idle times.
 	for end := time.Now().Add(time.Second); time.Now().Before(end); {
 		g.Busy()
 		if g.Low() {
