@@ -23,7 +23,6 @@ import (
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/indexer"
-	"github.com/knowhub/knowhub/internal/procs"
 	"github.com/knowhub/knowhub/internal/query"
 	"github.com/knowhub/knowhub/internal/redact"
 	"github.com/knowhub/knowhub/internal/watcher"
@@ -79,7 +78,7 @@ func NewRedactor(cfg *config.Config) (*redact.Redactor, error) {
 }
 
 // NewWatcher builds a watcher over cfg's repositories.
-func NewWatcher(cfg *config.Config, js jetstream.JetStream, maxPayload int64, red *redact.Redactor, log *slog.Logger, busy func()) (*watcher.Watcher, error) {
+func NewWatcher(cfg *config.Config, js jetstream.JetStream, maxPayload int64, red *redact.Redactor, log *slog.Logger) (*watcher.Watcher, error) {
 	wc := watcher.Config{Debounce: cfg.Watcher.Debounce(), MaxFileBytes: cfg.Watcher.MaxFileBytes}
 	for _, r := range cfg.Repositories {
 		wc.Repos = append(wc.Repos, watcher.Repo{
@@ -90,7 +89,7 @@ func NewWatcher(cfg *config.Config, js jetstream.JetStream, maxPayload int64, re
 			Exclude: r.Exclude,
 		})
 	}
-	return watcher.New(wc, watcher.Deps{JS: js, Redactor: red, Logger: log, MaxPayload: maxPayload, Busy: busy})
+	return watcher.New(wc, watcher.Deps{JS: js, Redactor: red, Logger: log, MaxPayload: maxPayload})
 }
 
 // Stages selects which stages a process runs.
@@ -127,7 +126,6 @@ type Node struct {
 
 	Watcher *watcher.Watcher
 	Query   *query.Service
-	procs   *procs.Governor
 	bus     *bus.Bus
 	http    *http.Server
 	httpLn  net.Listener
@@ -149,18 +147,10 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 			return nil, err
 		}
 	}
-	if stages.Query {
-		// A query node answers sooner on one processor while the
-		// pipeline is idle: see package procs.
-		n.procs = procs.New(procs.Config{Off: cfg.Query.AllProcessors}, log)
-	}
 	if stages.Chunker || stages.Indexer || stages.Extractor {
 		b, err := bus.New(nc, log)
 		if err != nil {
 			return nil, err
-		}
-		if n.procs.Enabled() {
-			b.OnArrival(n.procs.Busy)
 		}
 		n.bus = b
 	}
@@ -180,7 +170,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		}
 	}
 	if stages.Watcher {
-		w, err := NewWatcher(cfg, js, nc.MaxPayload(), red, log, n.procs.Busy)
+		w, err := NewWatcher(cfg, js, nc.MaxPayload(), red, log)
 		if err != nil {
 			return nil, err
 		}
@@ -194,7 +184,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		for _, t := range cfg.HTTP.Tokens {
 			qc.Tokens = append(qc.Tokens, query.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
 		}
-		q, err := query.New(qc, query.Deps{NC: nc, JS: js, Logger: log, Redactor: red, Pipeline: pipeline, Analyzer: an, Procs: n.procs})
+		q, err := query.New(qc, query.Deps{NC: nc, JS: js, Logger: log, Redactor: red, Pipeline: pipeline, Analyzer: an})
 		if err != nil {
 			return nil, err
 		}
@@ -252,9 +242,6 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	if n.Query != nil {
 		start("query", n.Query.Run)
-	}
-	if n.procs.Enabled() {
-		start("procs", n.procs.Run)
 	}
 	if n.http != nil {
 		start("http", n.serveHTTP)

@@ -295,28 +295,17 @@ type Latency struct {
 	// FloorP50 is a no-op request on the same path: the service's micro
 	// PING.
 	FloorP50 time.Duration
-	// Processors is the replica's GOMAXPROCS as the timed queries began.
-	Processors int
 }
 
 func (l Latency) print(w io.Writer, to string) {
 	fmt.Fprintf(w, "query latency to %s over %d requests: p50 %s  p90 %s  p99 %s  max %s\n", to, l.N, l.P50, l.P90, l.P99, l.Max)
-	if l.Processors > 0 {
-		fmt.Fprintf(w, "  on %d processor(s) (one while idle, see package procs)\n", l.Processors)
-	}
 	fmt.Fprintf(w, "  the search itself: p50 %s; request-reply floor (micro PING, same path): p50 %s\n", l.EngineP50, l.FloorP50)
 }
 
 // measureQueries sends docs queries over client, cycling through queries:
 // a hundred to warm up, then n timed; then a thousand no-op requests for
-// the floor. It first waits, up to a few seconds, for the replica to go
-// idle, as one does between an agent's questions once the pipeline has
-// caught up: it then runs on one processor, unless configured otherwise.
+// the floor.
 func measureQueries(client *nats.Conn, queries []string, n int) (Latency, error) {
-	procs, err := waitIdle(client, 5*time.Second)
-	if err != nil {
-		return Latency{}, err
-	}
 	lat := make([]time.Duration, 0, n)
 	engine := make([]time.Duration, 0, n)
 	for i := 0; i < n+100; i++ {
@@ -355,7 +344,6 @@ func measureQueries(client *nats.Conn, queries []string, n int) (Latency, error)
 		N:   len(lat),
 		P50: Percentile(lat, 50), P90: Percentile(lat, 90), P99: Percentile(lat, 99), Max: lat[len(lat)-1],
 		EngineP50: Percentile(engine, 50), FloorP50: Percentile(floor, 50),
-		Processors: procs,
 	}, nil
 }
 
@@ -436,26 +424,6 @@ func waitHit(ctx context.Context, nc *nats.Conn, q string, timeout time.Duration
 		}
 	}
 	return fmt.Errorf("%q not searchable after %s", q, timeout)
-}
-
-// waitIdle polls kh.stats until the replica answering it runs on one
-// processor or timeout passes, and returns its processors then.
-func waitIdle(nc *nats.Conn, timeout time.Duration) (int, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		msg, err := nc.Request(contract.SubjectStats, []byte("{}"), 5*time.Second)
-		if err != nil {
-			return 0, fmt.Errorf("stats: %w", err)
-		}
-		var st contract.StatsResponse
-		if err := json.Unmarshal(msg.Data, &st); err != nil {
-			return 0, fmt.Errorf("stats: %w", err)
-		}
-		if st.Processors <= 1 || time.Now().After(deadline) {
-			return st.Processors, nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // startReplica starts `knowhub worker query` and returns once it reports

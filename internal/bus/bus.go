@@ -106,8 +106,6 @@ type Bus struct {
 	log    *slog.Logger
 	router *message.Router
 	dlq    *Publisher
-	// arrived, when set, is called as each message arrives.
-	arrived func()
 }
 
 // New builds a Bus on nc. The connection stays the caller's: closing the bus
@@ -125,10 +123,6 @@ func New(nc *nats.Conn, log *slog.Logger) (*Bus, error) {
 	router.AddMiddleware(middleware.Recoverer)
 	return &Bus{nc: nc, js: js, log: log, router: router, dlq: &Publisher{js: js}}, nil
 }
-
-// OnArrival sets fn to be called as each message arrives, before its
-// handler, from the goroutine that handles it. Call before Run.
-func (b *Bus) OnArrival(fn func()) { b.arrived = fn }
 
 // JetStream returns the bus's JetStream context.
 func (b *Bus) JetStream() jetstream.JetStream { return b.js }
@@ -163,9 +157,6 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 	}
 	log := b.log.With("component", c.Stage)
 	fn := func(wm *message.Message) error {
-		if b.arrived != nil {
-			b.arrived()
-		}
 		m := fromWatermill(wm)
 		err := h(wm.Context(), m)
 		if err != nil {

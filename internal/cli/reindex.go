@@ -41,7 +41,7 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		w, err := app.NewWatcher(cfg, js, nc.MaxPayload(), red, log, nil)
+		w, err := app.NewWatcher(cfg, js, nc.MaxPayload(), red, log)
 		if err != nil {
 			return err
 		}

@@ -152,8 +152,8 @@ func cmdStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, r := range st.Repos {
 		fmt.Fprintf(stdout, "  %-24s %6d files %7d sections\n", r.Repo, r.Files, r.Chunks)
 	}
-	fmt.Fprintf(stdout, "index     revision %d applied (bucket at %d), analyzer %s, replica ready: %v, processors %d\n",
-		st.IndexRevision, prog.IndexLastRev, st.Analyzer, st.Ready, st.Processors)
+	fmt.Fprintf(stdout, "index     revision %d applied (bucket at %d), analyzer %s, replica ready: %v\n",
+		st.IndexRevision, prog.IndexLastRev, st.Analyzer, st.Ready)
 	fmt.Fprintf(stdout, "pipeline  KH_FILES at %d, chunker pending %d, indexer pending %d, dead letters %d\n",
 		prog.FilesLastSeq, prog.ChunkerPending, prog.IndexerPending, prog.DeadLetters)
 	return nil

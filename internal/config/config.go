@@ -240,12 +240,6 @@ type Query struct {
 	DefaultTopK int `json:"defaultTopK"`
 	// MaxTopK caps the number of hits a request may ask for.
 	MaxTopK int `json:"maxTopK"`
-	// AllProcessors keeps every processor while a query node is idle. By
-	// default a node that runs the query stage drops to one processor
-	// after a second without pipeline work and takes them all back when
-	// work comes (package procs): requests then answer sooner. Setting
-	// the GOMAXPROCS environment variable has the same effect as this.
-	AllProcessors bool `json:"allProcessors"`
 }
 
 // Default returns the configuration used when there is no file: every

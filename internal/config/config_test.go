@@ -239,6 +239,7 @@ func TestDecodeErrors(t *testing.T) {
 		want []string
 	}{
 		{"unknown top-level key", `{"dataDri": "x"}`, []string{`unknown field "dataDri"`}},
+		{"removed key", `{"query":{"allProcessors":true}}`, []string{`query.allProcessors: no longer exists`, `GOMAXPROCS`}},
 		{"unknown repository key", `{"repositories":[{"name":"a","path":"/a"},{"name":"b","path":"/b","prio":1}]}`,
 			[]string{`repositories[1]: unknown field "prio"`}},
 		{"unknown nested key", `{"nats":{"urls":"x"}}`, []string{`nats: unknown field "urls"`}},

@@ -34,6 +34,13 @@ func (e *errs) add(field, format string, args ...any) {
 
 func (e errs) err() error { return errors.Join(e...) }
 
+// removed names the keys that earlier versions accepted, with what an
+// operator should do instead: rejected with that message rather than as an
+// unknown field.
+var removed = map[string]string{
+	"query.allProcessors": "no longer exists: knowhub keeps the runtime's processors; set the GOMAXPROCS environment variable to limit them",
+}
+
 // defaulter is implemented by slice elements that have defaults of their
 // own; the decoder calls it on each new element before filling it in.
 type defaulter interface{ applyDefaults() }
@@ -143,6 +150,10 @@ func decodeStruct(e *errs, path string, raw json.RawMessage, v reflect.Value) {
 			return
 		}
 		idx, ok := fields[key]
+		if gone, was := removed[joinPath(path, key)]; !ok && was {
+			e.add(joinPath(path, key), "%s", gone)
+			continue
+		}
 		if !ok {
 			e.add(path, "unknown field %q%s", key, suggest(fields, key))
 			continue

@@ -74,9 +74,6 @@ type StatsResponse struct {
 	// IndexRevision is the last KH_INDEX revision this replica applied.
 	IndexRevision uint64 `json:"index_revision"`
 	Analyzer      string `json:"analyzer"`
-	// Processors is the replica's GOMAXPROCS as it answered: one while
-	// it is idle, unless configured otherwise (query.allProcessors).
-	Processors int `json:"processors,omitempty"`
 }
 
 // ErrorResponse is the body of an HTTP error.

@@ -15,14 +15,7 @@ import (
 // Handler returns the HTTP API of the service: bearer-token
 // authentication, bounded bodies, JSON errors.
 func (s *Service) Handler() http.Handler {
-	h := s.auth.middleware(s.cfg.MaxBodyBytes, s.routes())
-	if !s.procs.Enabled() {
-		return h
-	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		defer s.procs.Exit(s.procs.Enter())
-		h.ServeHTTP(w, r)
-	})
+	return s.auth.middleware(s.cfg.MaxBodyBytes, s.routes())
 }
 
 func (s *Service) routes() http.Handler {

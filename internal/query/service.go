@@ -22,7 +22,6 @@ import (
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/kb"
-	"github.com/knowhub/knowhub/internal/procs"
 	"github.com/knowhub/knowhub/internal/redact"
 )
 
@@ -56,9 +55,6 @@ type Deps struct {
 	// knowhub up, the words the indexer stemmed are then cache hits when
 	// snippets and phrases are analysed.
 	Analyzer *analysis.Analyzer
-	// Procs, when set, is told of the requests the service answers and
-	// the index updates it applies (see package procs).
-	Procs *procs.Governor
 }
 
 // Service follows KH_INDEX into an Engine and serves it over NATS.
@@ -72,7 +68,6 @@ type Service struct {
 	red    Redactor
 	screen *kb.Screen
 	pipe   *extractor.Pipeline
-	procs  *procs.Governor
 
 	kbBucket jetstream.KeyValue
 
@@ -123,7 +118,6 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		red:    deps.Redactor,
 		screen: kb.NewScreen(),
 		pipe:   deps.Pipeline,
-		procs:  deps.Procs,
 		ready:  make(chan struct{}),
 	}, nil
 }
@@ -182,7 +176,7 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("add micro service: %w", err)
 	}
 	defer svc.Stop()
-	if err := svc.AddEndpoint("search-docs", s.counted(s.handleSearchDocs), micro.WithEndpointSubject(contract.SubjectSearchDocs)); err != nil {
+	if err := svc.AddEndpoint("search-docs", micro.HandlerFunc(s.handleSearchDocs), micro.WithEndpointSubject(contract.SubjectSearchDocs)); err != nil {
 		return fmt.Errorf("add endpoint %s: %w", contract.SubjectSearchDocs, err)
 	}
 	endpoints := []struct {
@@ -203,7 +197,7 @@ func (s *Service) Run(ctx context.Context) error {
 		{"kb-review", contract.SubjectKBReview, jsonEndpoint(func(struct{}) ([]kb.Entry, error) { return s.ReviewKB() })},
 	}
 	for _, ep := range endpoints {
-		if err := svc.AddEndpoint(ep.name, s.counted(ep.h), micro.WithEndpointSubject(ep.subject)); err != nil {
+		if err := svc.AddEndpoint(ep.name, ep.h, micro.WithEndpointSubject(ep.subject)); err != nil {
 			return fmt.Errorf("add endpoint %s: %w", ep.subject, err)
 		}
 	}
@@ -304,21 +298,9 @@ func (s *Service) follow(ctx context.Context, updates <-chan jetstream.KeyValueE
 			}
 		}
 		s.engine.Apply(r.key, r.doc, r.rev)
-		s.procs.Busy()
 	}
 	wg.Wait()
 	return <-feedErr
-}
-
-// counted tells the processor governor of each request h answers.
-func (s *Service) counted(h micro.HandlerFunc) micro.HandlerFunc {
-	if !s.procs.Enabled() {
-		return h
-	}
-	return func(req micro.Request) {
-		defer s.procs.Exit(s.procs.Enter())
-		h(req)
-	}
 }
 
 // jsonEndpoint adapts fn to a micro handler: JSON request in, JSON reply
@@ -382,7 +364,5 @@ func (s *Service) handleStats(req micro.Request) {
 
 // stats is the engine's statistics with the replica's state.
 func (s *Service) stats() *contract.StatsResponse {
-	st := s.engine.Stats(s.IsReady())
-	st.Processors = runtime.GOMAXPROCS(0)
-	return st
+	return s.engine.Stats(s.IsReady())
 }

@@ -318,11 +318,9 @@ func (w *Watcher) scanRepo(ctx context.Context, r *repo, force bool) (ScanResult
 		})
 	}()
 	var wg sync.WaitGroup
-	w.busy() // before counting the processors: the scan may have them all
 	for range max(1, min(runtime.GOMAXPROCS(0), 4)) {
 		wg.Go(func() {
 			for rel := range paths {
-				w.busy()
 				st, known := prev[rel]
 				c := w.evaluate(r, rel, st, known, force)
 				select {
@@ -466,7 +464,6 @@ func (w *Watcher) processDirty(ctx context.Context, batch map[string]struct{}) e
 			}
 		}
 		for _, rel := range slices.Sorted(maps.Keys(check)) {
-			w.busy()
 			st, known := state[rel]
 			c := w.evaluate(r, rel, st, known, false)
 			if err := w.apply(ctx, pub, r, state, c, &res); err != nil {

@@ -123,10 +123,6 @@ type Deps struct {
 	// MaxPayload is the server's max payload (nc.MaxPayload()); a file
 	// whose event would not fit is skipped. Zero means DefaultMaxPayload.
 	MaxPayload int64
-	// Busy, when set, is told of the work the watcher does (a scan
-	// starting, a file evaluated), so that the process can size itself
-	// to it (package procs).
-	Busy func()
 }
 
 // ScanResult counts what one Scan did.
@@ -171,7 +167,6 @@ type Watcher struct {
 	maxDelay     time.Duration
 	maxFileBytes int64
 	maxPayload   int64
-	busy         func()
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -212,9 +207,6 @@ func New(cfg Config, deps Deps) (*Watcher, error) {
 	if deps.MaxPayload <= 0 {
 		deps.MaxPayload = DefaultMaxPayload
 	}
-	if deps.Busy == nil {
-		deps.Busy = func() {}
-	}
 	w := &Watcher{
 		js:           deps.JS,
 		redactor:     deps.Redactor,
@@ -223,7 +215,6 @@ func New(cfg Config, deps Deps) (*Watcher, error) {
 		maxDelay:     max(time.Second, cfg.Debounce),
 		maxFileBytes: cfg.MaxFileBytes,
 		maxPayload:   deps.MaxPayload,
-		busy:         deps.Busy,
 		ready:        make(chan struct{}),
 		state:        make(map[string]map[string]fileState),
 		watched:      make(map[string]struct{}),
