@@ -17,10 +17,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knowhub/knowhub/internal/analysis"
+	"github.com/knowhub/knowhub/internal/api"
 	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/bus"
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/config"
+	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/indexer"
 	"github.com/knowhub/knowhub/internal/query"
@@ -125,7 +127,8 @@ type Node struct {
 	stages Stages
 
 	Watcher *watcher.Watcher
-	Query   *query.Service
+	Query   *query.Replica
+	API     *api.Service
 	bus     *bus.Bus
 	http    *http.Server
 	httpLn  net.Listener
@@ -177,18 +180,21 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		n.Watcher = w
 	}
 	if stages.Query {
-		qc := query.Config{
-			Limits:       query.Limits{DefaultTopK: cfg.Query.DefaultTopK, MaxTopK: cfg.Query.MaxTopK},
-			MaxBodyBytes: cfg.HTTP.MaxBodyBytes,
-		}
-		for _, t := range cfg.HTTP.Tokens {
-			qc.Tokens = append(qc.Tokens, query.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
-		}
-		q, err := query.New(qc, query.Deps{NC: nc, JS: js, Logger: log, Redactor: red, Pipeline: pipeline, Analyzer: an})
+		q, err := query.New(query.Config{Limits: engine.Limits{DefaultTopK: cfg.Query.DefaultTopK, MaxTopK: cfg.Query.MaxTopK}},
+			query.Deps{JS: js, Logger: log, Analyzer: an})
 		if err != nil {
 			return nil, err
 		}
 		n.Query = q
+		ac := api.Config{MaxBodyBytes: cfg.HTTP.MaxBodyBytes}
+		for _, t := range cfg.HTTP.Tokens {
+			ac.Tokens = append(ac.Tokens, api.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
+		}
+		a, err := api.New(ac, api.Deps{NC: nc, JS: js, Logger: log, Index: q, Redactor: red, Pipeline: pipeline})
+		if err != nil {
+			return nil, err
+		}
+		n.API = a
 		if cfg.HTTP.Enabled() {
 			ln, err := net.Listen("tcp", cfg.HTTP.Listen)
 			if err != nil {
@@ -196,7 +202,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 			}
 			n.httpLn = ln
 			n.http = &http.Server{
-				Handler:           n.Query.Handler(),
+				Handler:           n.API.Handler(),
 				ReadHeaderTimeout: 10 * time.Second,
 				ReadTimeout:       30 * time.Second,
 				WriteTimeout:      60 * time.Second, // min_seq waits are bounded well below
@@ -242,6 +248,7 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	if n.Query != nil {
 		start("query", n.Query.Run)
+		start("api", n.API.Run)
 	}
 	if n.http != nil {
 		start("http", n.serveHTTP)

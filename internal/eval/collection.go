@@ -15,8 +15,8 @@ import (
 	"github.com/knowhub/knowhub/internal/catalog"
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/indexer"
-	"github.com/knowhub/knowhub/internal/query"
 )
 
 // repo is the repository name every evaluated document is indexed under;
@@ -28,13 +28,13 @@ const repo = "eval"
 // leaves Depth files when the folder has them.
 const maxChunkHits = 1000
 
-// Collection is a corpus indexed in a query.Engine and searched the way
+// Collection is a corpus indexed in a engine.Engine and searched the way
 // the query service searches: SearchDocs, with its analyzer, BM25F scoring
 // and conflict resolution. Documents are identified by the Path of their
 // index entry: the doc ID for a JSONL corpus, the slash-separated path
 // relative to the folder for Markdown. It is safe for concurrent use.
 type Collection struct {
-	engine *query.Engine
+	engine *engine.Engine
 	files  bool // a document has several chunks: collapse hits to files
 	tools  bool // documents are tools, searched through tool search
 
@@ -49,7 +49,7 @@ type Collection struct {
 
 func newCollection(files bool) *Collection {
 	return &Collection{
-		engine: query.NewEngine(query.Limits{DefaultTopK: Depth, MaxTopK: maxChunkHits, MaxToolLimit: Depth}),
+		engine: engine.NewEngine(engine.Limits{DefaultTopK: Depth, MaxTopK: maxChunkHits, MaxToolLimit: Depth}),
 		files:  files,
 	}
 }

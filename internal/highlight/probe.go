@@ -1,4 +1,4 @@
-package query
+package highlight
 
 import (
 	"bytes"
@@ -15,15 +15,14 @@ import (
 	"github.com/knowhub/knowhub/internal/search"
 )
 
-// Snippets and proximity must cost little per hit, so they locate query
-// terms with byte probes instead of analysing whole sections: a probe is a
-// term's first few characters, searched byte for byte in the text with its
-// ASCII and Cyrillic capitals lower-cased and, for Latin-script terms, its
-// diacritics folded (see appendLower). Stems are
+// Snippets, phrases and spans must cost little per hit, so they locate
+// query terms with byte probes instead of analysing whole sections: a
+// probe is a term's first few characters, searched byte for byte in the
+// text with its ASCII and Cyrillic capitals lower-cased and, for
+// Latin-script terms, its diacritics folded (see appendLower). Stems are
 // prefixes of the words they come from ("configur" of "configuring"), so a
-// probe finds the word; a false probe costs a little precision in a
-// snippet window or a proximity span, never a wrong ranking decision,
-// which BM25 already made.
+// probe finds the word; a false probe widens a snippet window or narrows a
+// span a little. A phrase is confirmed by analysis, never by probes alone.
 
 // probeLen is how many leading characters of a term make its probe. English
 // stems need a short probe to find their words ("happi" of "happy"); other
@@ -33,10 +32,12 @@ const probeLen = 4
 
 type probeHit struct {
 	pos, end int // byte span of the probe in the text
-	term     int // index of the term in probeSet.terms
+	term     int // index of the term in Matcher.terms
 }
 
-type probeSet struct {
+// Matcher locates the terms of one query in texts and entries. It is not
+// safe for concurrent use; Release gives it back when the query is done.
+type Matcher struct {
 	terms  []string
 	probes []string
 	// seen caches scans by text, entries by entry, within one query:
@@ -69,14 +70,14 @@ type probeSet struct {
 	textScratch []probeHit
 }
 
-// probeSets recycles probe sets, whose tables are a few kilobytes, across
+// matchers recycles probe sets, whose tables are a few kilobytes, across
 // queries.
-var probeSets = sync.Pool{New: func() any { return new(probeSet) }}
+var matchers = sync.Pool{New: func() any { return new(Matcher) }}
 
-// newProbeSet builds probes for a set of analysed terms, in a stable order.
-// Call release once the query is done with it.
-func newProbeSet(terms map[string]bool) *probeSet {
-	ps := probeSets.Get().(*probeSet)
+// New returns a Matcher for a set of analysed terms, in a stable order.
+// Call Release once the query is done with it.
+func New(terms map[string]bool) *Matcher {
+	ps := matchers.Get().(*Matcher)
 	for t := range terms {
 		ps.terms = append(ps.terms, t)
 	}
@@ -106,9 +107,9 @@ func probePrefix(term string) string {
 	return term
 }
 
-// release empties ps and gives it back for another query. Neither ps nor
+// Release empties ps and gives it back for another query. Neither ps nor
 // the hit lists it returned may be used again: the next query reuses them.
-func (ps *probeSet) release() {
+func (ps *Matcher) Release() {
 	for _, p := range ps.probes {
 		if p != "" {
 			ps.starts[p[0]] = ps.starts[p[0]][:0]
@@ -129,12 +130,12 @@ func (ps *probeSet) release() {
 	ps.textScratch = ps.textScratch[:0]
 	ps.built, ps.latin = false, false
 	if cap(ps.buf) <= 1<<20 && cap(ps.hits) <= 1<<16 && cap(ps.textScratch) <= 1<<16 {
-		probeSets.Put(ps)
+		matchers.Put(ps)
 	}
 }
 
 // scan returns every probe occurrence in text, ordered by position.
-func (ps *probeSet) scan(text string) []probeHit {
+func (ps *Matcher) scan(text string) []probeHit {
 	if hits, ok := ps.seen[text]; ok {
 		return hits
 	}
@@ -151,7 +152,7 @@ func (ps *probeSet) scan(text string) []probeHit {
 // entryScan returns the probe occurrences in an entry's heading path and
 // text, as in entryText(e) (without building that string), and the offset
 // at which e.Text starts there.
-func (ps *probeSet) entryScan(e *search.Entry) (hits []probeHit, textOff int) {
+func (ps *Matcher) entryScan(e *search.Entry) (hits []probeHit, textOff int) {
 	if len(e.HeadingPath) > 0 {
 		for _, h := range e.HeadingPath {
 			textOff += len(h) + 1 // joined by spaces, then a newline
@@ -185,7 +186,7 @@ func (ps *probeSet) entryScan(e *search.Entry) (hits []probeHit, textOff int) {
 
 // textHits returns the probe occurrences in e.Text, positioned in e.Text.
 // The list is valid until the next call.
-func (ps *probeSet) textHits(e *search.Entry) []probeHit {
+func (ps *Matcher) textHits(e *search.Entry) []probeHit {
 	hits, off := ps.entryScan(e)
 	if off == 0 {
 		return hits
@@ -203,7 +204,7 @@ func (ps *probeSet) textHits(e *search.Entry) []probeHit {
 // position; a probe's occurrences do not overlap. folded tells that the
 // text has folded Latin letters (see appendLower). One pass looks at each
 // byte once: only bytes that start some probe are compared further.
-func (ps *probeSet) find(lower []byte, folded bool) []probeHit {
+func (ps *Matcher) find(lower []byte, folded bool) []probeHit {
 	if !ps.built {
 		ps.built = true
 		ps.next = slices.Grow(ps.next[:0], len(ps.probes))[:len(ps.probes)]
@@ -312,7 +313,7 @@ func nextPairSWAR(lower []byte, at int, firsts *[4]uint64, pairs *[1 << 10]uint6
 }
 
 // matchAt appends the occurrences of probes that start at lower[at].
-func (ps *probeSet) matchAt(lower []byte, at int, hits []probeHit) []probeHit {
+func (ps *Matcher) matchAt(lower []byte, at int, hits []probeHit) []probeHit {
 	for _, i := range ps.starts[lower[at]] {
 		p := ps.pb[i]
 		if at >= ps.next[i] && bytes.HasPrefix(lower[at:], p) {
@@ -325,7 +326,7 @@ func (ps *probeSet) matchAt(lower []byte, at int, hits []probeHit) []probeHit {
 
 // matchFoldedAt is matchAt in a text whose Latin letters were folded with
 // fill bytes: an ASCII probe passes over them (see foldedEnd).
-func (ps *probeSet) matchFoldedAt(lower []byte, at int, hits []probeHit) []probeHit {
+func (ps *Matcher) matchFoldedAt(lower []byte, at int, hits []probeHit) []probeHit {
 	for _, i := range ps.starts[lower[at]] {
 		p := ps.pb[i]
 		if at < ps.next[i] {
@@ -380,7 +381,7 @@ func prefixEnd(lower []byte, at int, p []byte) int {
 // addPairs marks the byte pairs that may start probe p: its first two
 // bytes, or for a one-byte probe that byte followed by anything (or by
 // nothing, at the end of the text).
-func (ps *probeSet) addPairs(p string) {
+func (ps *Matcher) addPairs(p string) {
 	if ps.pairs == nil {
 		ps.pairs = new([1 << 10]uint64)
 	}

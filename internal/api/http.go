@@ -1,4 +1,4 @@
-package query
+package api
 
 import (
 	"encoding/json"
@@ -57,7 +57,7 @@ func (s *Service) httpSearchTools(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, errors.New("index is still loading"))
 		return
 	}
-	resp, err := s.SearchTools(req)
+	resp, err := s.SearchTools(r.Context(), req)
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return
@@ -87,7 +87,7 @@ func (s *Service) httpUpsertTools(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	resp, err := s.UpsertTools(req)
+	resp, err := s.UpsertTools(r.Context(), req)
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return
@@ -99,7 +99,7 @@ func (s *Service) httpRemoveTool(w http.ResponseWriter, r *http.Request) {
 	if !canWriteTools(w, r) {
 		return
 	}
-	resp, err := s.RemoveTools(contract.ToolsRemoveRequest{Names: []string{r.PathValue("name")}})
+	resp, err := s.RemoveTools(r.Context(), contract.ToolsRemoveRequest{Names: []string{r.PathValue("name")}})
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return
@@ -152,7 +152,7 @@ func (s *Service) httpSearchDocs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, errors.New("index is still loading"))
 		return
 	}
-	resp, err := s.SearchDocs(req)
+	resp, err := s.SearchDocs(r.Context(), req)
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return

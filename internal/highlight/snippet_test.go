@@ -1,4 +1,4 @@
-package query
+package highlight
 
 import (
 	"math/rand/v2"
@@ -40,7 +40,7 @@ func TestSnippet(t *testing.T) {
 			for _, q := range an.QueryTerms(tc.query) {
 				terms[q] = true
 			}
-			ps := newProbeSet(terms)
+			ps := New(terms)
 			got := snippetOf(an, tc.text, ps.scan(tc.text), ps, terms, 120)
 			for _, w := range tc.want {
 				if !strings.Contains(got, w) {

@@ -1,4 +1,4 @@
-package query
+package api
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/engine/enginetest"
 	"github.com/knowhub/knowhub/internal/kb"
 )
 
@@ -62,7 +63,7 @@ func TestEncodeReplyMatchesEncodingJSON(t *testing.T) {
 
 // TestEncodeReplyOfSearches compares the encodings of real docs replies.
 func TestEncodeReplyOfSearches(t *testing.T) {
-	e, queries := loadCorpus(t, "../../../shared/corpora/openclaw-docs")
+	e, queries := enginetest.Load(t, "../../../shared/corpora/openclaw-docs")
 	for _, q := range queries[:100] {
 		resp, err := e.SearchDocs(contract.SearchRequest{Query: q})
 		if err != nil {

@@ -1,4 +1,4 @@
-package query
+package highlight
 
 import (
 	"strings"
@@ -13,7 +13,7 @@ import (
 // occurrences of ps in text), with every matched word marked as **word**.
 // Without a match it returns the start of text. Only the chosen window is
 // analysed, so long sections cost a byte scan.
-func snippetOf(an *analysis.Analyzer, text string, hits []probeHit, ps *probeSet, terms map[string]bool, maxLen int) string {
+func snippetOf(an *analysis.Analyzer, text string, hits []probeHit, ps *Matcher, terms map[string]bool, maxLen int) string {
 	start, end := 0, cutEnd(text, 0, maxLen)
 	from, to, n := bestWindow(hits, maxLen)
 	if n > 0 {
@@ -53,7 +53,7 @@ func snippetOf(an *analysis.Analyzer, text string, hits []probeHit, ps *probeSet
 
 // isTerm reports whether word analyses to one of terms, caching the answer
 // for the query.
-func (ps *probeSet) isTerm(an *analysis.Analyzer, word string, terms map[string]bool) bool {
+func (ps *Matcher) isTerm(an *analysis.Analyzer, word string, terms map[string]bool) bool {
 	if ok, seen := ps.words[word]; seen {
 		return ok
 	}

@@ -1,61 +1,19 @@
-package query
+package engine_test
 
 import (
 	"bufio"
 	"encoding/json"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/knowhub/knowhub/internal/catalog"
-	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/contract"
-	"github.com/knowhub/knowhub/internal/corpus"
-	"github.com/knowhub/knowhub/internal/indexer"
+	"github.com/knowhub/knowhub/internal/engine"
+	"github.com/knowhub/knowhub/internal/engine/enginetest"
 )
 
-// loadCorpus indexes a Markdown directory into a fresh engine without NATS
-// and returns the queries of the benchmarks.
-func loadCorpus(tb testing.TB, dir string) (*Engine, []string) {
-	tb.Helper()
-	if _, err := os.Stat(dir); err != nil {
-		tb.Skipf("corpus %s not available", dir)
-	}
-	e := NewEngine(Limits{})
-	an := e.Analyzer()
-	var seq uint64
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || (filepath.Ext(path) != ".md" && filepath.Ext(path) != ".mdx") {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		chunks, err := chunker.Split(rel, data, chunker.Options{})
-		if err != nil {
-			return nil
-		}
-		seq++
-		cs := &contract.ChunkSet{Repo: "bench", Path: rel, FileSeq: seq, Chunks: chunks}
-		e.Apply(contract.DocKey("bench", rel), indexer.BuildDoc(cs, an), seq)
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	// The queries `knowhub bench` asks.
-	queries, err := corpus.Queries(dir, 500)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return e, queries
-}
-
 func BenchmarkSearchDocs(b *testing.B) {
-	e, queries := loadCorpus(b, "../../../shared/corpora/openclaw-docs")
+	e, queries := enginetest.Load(b, "../../../shared/corpora/openclaw-docs")
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -70,7 +28,7 @@ func BenchmarkSearchDocs(b *testing.B) {
 // finds them when requests come one at a time between other work: in
 // knowhub up, searches take about this long rather than the warm time.
 func BenchmarkSearchDocsCold(b *testing.B) {
-	e, queries := loadCorpus(b, "../../../shared/corpora/openclaw-docs")
+	e, queries := enginetest.Load(b, "../../../shared/corpora/openclaw-docs")
 	sweep := make([]byte, 16<<20)
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
@@ -113,7 +71,7 @@ func readJSONL[T any](tb testing.TB, path string) []T {
 func BenchmarkSearchTools(b *testing.B) {
 	const dir = "../../../shared/eval/metatool"
 	type record struct{ ID, Text string }
-	e := NewEngine(Limits{})
+	e := engine.NewEngine(engine.Limits{})
 	for i, d := range readJSONL[record](b, dir+"/corpus.jsonl") {
 		t := &contract.Tool{Name: d.ID, Description: d.Text, Type: contract.ToolCore}
 		e.Apply(contract.ToolIndexKey(d.ID), catalog.BuildDoc(t, uint64(i+1), e.Analyzer()), uint64(i+1))

@@ -1,4 +1,4 @@
-package query
+package api
 
 import (
 	"context"
@@ -30,12 +30,12 @@ type Redactor interface {
 // screened for prompt injection and checked for duplicates, then its
 // events are appended to KH_KNOWLEDGE. The reply carries the entry id and
 // the sequence to pass as min_seq to read the write back.
-func (s *Service) SaveKB(req kb.SaveRequest) (*kb.SaveResponse, error) {
+func (s *Service) SaveKB(ctx context.Context, req kb.SaveRequest) (*kb.SaveResponse, error) {
 	s.redactSave(&req)
 	if err := kb.ValidateSave(&req); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var cands []kb.Candidate
 	if cur, err := s.kbRecord(ctx, kb.NewID(&req)); err == nil {
@@ -82,7 +82,7 @@ func (s *Service) redactSave(r *kb.SaveRequest) {
 
 // UpdateKB records feedback on an entry or changes its state. Revoke and
 // release are moderation: admin must be set.
-func (s *Service) UpdateKB(req kb.UpdateRequest, scopes []string, admin bool) (*kb.UpdateResponse, error) {
+func (s *Service) UpdateKB(ctx context.Context, req kb.UpdateRequest, scopes []string, admin bool) (*kb.UpdateResponse, error) {
 	if req.Case != nil {
 		req.Case.Task = s.red.String(req.Case.Task)
 		req.Case.Outcome = s.red.String(req.Case.Outcome)
@@ -95,7 +95,7 @@ func (s *Service) UpdateKB(req kb.UpdateRequest, scopes []string, admin bool) (*
 	if (req.Action == kb.ActionRevoke || req.Action == kb.ActionRelease) && !admin {
 		return nil, fmt.Errorf("%w: %s needs the %s scope", ErrForbidden, req.Action, AdminScope)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	cur, err := s.kbRecord(ctx, req.ID)
 	if err != nil {
@@ -113,11 +113,11 @@ func (s *Service) UpdateKB(req kb.UpdateRequest, scopes []string, admin bool) (*
 
 // GetKB reads an entry's current record as a caller holding scopes; an
 // entry the caller may not see is reported as not found.
-func (s *Service) GetKB(req contract.KBGetRequest, admin bool) (*kb.Entry, error) {
+func (s *Service) GetKB(ctx context.Context, req contract.KBGetRequest, admin bool) (*kb.Entry, error) {
 	if !kb.ValidID(req.ID) {
 		return nil, fmt.Errorf("%w: %q is not an entry id", ErrBadRequest, req.ID)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	e, err := s.kbRecord(ctx, req.ID)
 	if err != nil {
@@ -130,8 +130,8 @@ func (s *Service) GetKB(req contract.KBGetRequest, admin bool) (*kb.Entry, error
 }
 
 // ReviewKB lists the quarantined entries, oldest first.
-func (s *Service) ReviewKB() ([]kb.Entry, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+func (s *Service) ReviewKB(ctx context.Context) ([]kb.Entry, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	keys, err := s.kbBucket.ListKeys(ctx)
 	if err != nil {
@@ -149,8 +149,8 @@ func (s *Service) ReviewKB() ([]kb.Entry, error) {
 }
 
 // SearchKB honours MinSeq, then searches knowledge.
-func (s *Service) SearchKB(req kb.SearchRequest) (*kb.SearchResponse, error) {
-	if req.MinSeq > 0 && !s.engine.WaitApplied(contract.CollectionKB, req.MinSeq, s.cfg.MinSeqWait) {
+func (s *Service) SearchKB(ctx context.Context, req kb.SearchRequest) (*kb.SearchResponse, error) {
+	if req.MinSeq > 0 && !s.waitApplied(ctx, contract.CollectionKB, req.MinSeq) {
 		return nil, fmt.Errorf("%w: knowledge index has not reached sequence %d within %s", ErrUnavailable, req.MinSeq, s.cfg.MinSeqWait)
 	}
 	return s.engine.SearchKB(req)

@@ -1,4 +1,4 @@
-package query
+package api
 
 import (
 	"errors"
@@ -77,7 +77,7 @@ func (s *Service) httpSearchKB(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, errors.New("index is still loading"))
 		return
 	}
-	resp, err := s.SearchKB(req)
+	resp, err := s.SearchKB(r.Context(), req)
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return
@@ -103,7 +103,7 @@ func (s *Service) httpSaveKB(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	resp, err := s.SaveKB(req)
+	resp, err := s.SaveKB(r.Context(), req)
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return
@@ -113,7 +113,7 @@ func (s *Service) httpSaveKB(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) httpGetKB(w http.ResponseWriter, r *http.Request) {
 	c := CallerFrom(r.Context())
-	e, err := s.GetKB(contract.KBGetRequest{ID: r.PathValue("id"), Scopes: callerScopes(r)}, !c.Trusted && c.Admin())
+	e, err := s.GetKB(r.Context(), contract.KBGetRequest{ID: r.PathValue("id"), Scopes: callerScopes(r)}, !c.Trusted && c.Admin())
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return
@@ -142,7 +142,7 @@ func (s *Service) httpFeedbackKB(w http.ResponseWriter, r *http.Request) {
 		c = body.Harmful
 	}
 	caller := CallerFrom(r.Context())
-	resp, err := s.UpdateKB(kb.UpdateRequest{ID: r.PathValue("id"), Action: kb.ActionFeedback, Helpful: &helpful, Case: c},
+	resp, err := s.UpdateKB(r.Context(), kb.UpdateRequest{ID: r.PathValue("id"), Action: kb.ActionFeedback, Helpful: &helpful, Case: c},
 		callerScopes(r), caller.Trusted)
 	if err != nil {
 		writeError(w, StatusOf(err), err)
@@ -156,7 +156,7 @@ func (s *Service) httpReviewKB(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, fmt.Errorf("review needs the %s scope", AdminScope))
 		return
 	}
-	entries, err := s.ReviewKB()
+	entries, err := s.ReviewKB(r.Context())
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return
@@ -175,7 +175,7 @@ func (s *Service) httpModerateKB(action string) http.HandlerFunc {
 		if r.ContentLength != 0 && !readJSON(w, r, &body) {
 			return
 		}
-		resp, err := s.UpdateKB(kb.UpdateRequest{ID: r.PathValue("id"), Action: action, Reason: body.Reason},
+		resp, err := s.UpdateKB(r.Context(), kb.UpdateRequest{ID: r.PathValue("id"), Action: action, Reason: body.Reason},
 			nil, CallerFrom(r.Context()).Admin())
 		if err != nil {
 			writeError(w, StatusOf(err), err)

@@ -2,9 +2,10 @@
 // every collection, built from KH_INDEX values, and answers requests; the
 // Service feeds it from a KV watch and exposes it as a NATS micro service
 // and an HTTP API.
-package query
+package engine
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/highlight"
 	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/search"
 )
@@ -113,11 +115,12 @@ func NewEngine(limits Limits) *Engine { return NewEngineScoring(limits, DefaultS
 
 // NewEngineScoring returns an empty engine with the given scoring.
 func NewEngineScoring(limits Limits, sc Scoring) *Engine {
-	return newEngine(limits, sc, analysis.New())
+	return NewWithAnalyzer(limits, sc, analysis.New())
 }
 
-// newEngine returns an empty engine analysing queries with an.
-func newEngine(limits Limits, sc Scoring, an *analysis.Analyzer) *Engine {
+// NewWithAnalyzer returns an empty engine analysing queries with an, which
+// the process's other stages may share.
+func NewWithAnalyzer(limits Limits, sc Scoring, an *analysis.Analyzer) *Engine {
 	if limits.DefaultTopK <= 0 {
 		limits.DefaultTopK = 10
 	}
@@ -211,14 +214,12 @@ func (e *Engine) Revision() uint64 {
 }
 
 // WaitApplied blocks until the collection's index has applied source
-// sequence seq, or timeout passes. It reports whether seq was reached.
-func (e *Engine) WaitApplied(collection string, seq uint64, timeout time.Duration) bool {
+// sequence seq, or ctx is done. It reports whether seq was reached.
+func (e *Engine) WaitApplied(ctx context.Context, collection string, seq uint64) bool {
 	ix := e.index(collection)
 	if ix == nil {
 		return false
 	}
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
 	for {
 		e.mu.Lock()
 		ch := e.changed
@@ -228,7 +229,7 @@ func (e *Engine) WaitApplied(collection string, seq uint64, timeout time.Duratio
 		}
 		select {
 		case <-ch:
-		case <-deadline.C:
+		case <-ctx.Done():
 			return false
 		}
 	}
@@ -334,7 +335,7 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	// Fetch more than topK so that conflict losers can be replaced, and
 	// more again when phrases will filter the candidates.
 	limit := topK*3 + 10
-	pterms := phraseTerms(e.an, phrases)
+	pterms := highlight.PhraseTerms(e.an, phrases)
 	if len(pterms) > 0 {
 		limit = max(limit, phraseCandidates)
 	}
@@ -343,8 +344,8 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		hits = filterPhrases(e.an, hits, pterms)
 		total = len(hits)
 	}
-	ps := newProbeSet(termSet)
-	defer ps.release()
+	ps := highlight.New(termSet)
+	defer ps.Release()
 	boostProximity(hits, ps)
 	kept, shadowed := Resolve(hits)
 	if len(kept) > topK {
@@ -374,7 +375,7 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	return resp, nil
 }
 
-func (e *Engine) hit(h search.Hit, ps *probeSet, terms map[string]bool) contract.SearchHit {
+func (e *Engine) hit(h search.Hit, ps *highlight.Matcher, terms map[string]bool) contract.SearchHit {
 	en := h.Entry
 	return contract.SearchHit{
 		Collection:  en.Source.Collection,
@@ -392,11 +393,11 @@ func (e *Engine) hit(h search.Hit, ps *probeSet, terms map[string]bool) contract
 }
 
 // snippet builds a hit's snippet; nil terms mean no snippet.
-func (e *Engine) snippet(en *search.Entry, ps *probeSet, terms map[string]bool) string {
+func (e *Engine) snippet(en *search.Entry, ps *highlight.Matcher, terms map[string]bool) string {
 	if terms == nil {
 		return ""
 	}
-	return snippetOf(e.an, en.Text, ps.textHits(en), ps, terms, snippetBytes)
+	return ps.Snippet(e.an, en, terms, snippetBytes)
 }
 
 // Stats reports what the engine holds.

@@ -1,4 +1,4 @@
-package query
+package api
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 )
 
 // SearchTools honours MinSeq, then searches the tool catalog.
-func (s *Service) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSearchResponse, error) {
-	if req.MinSeq > 0 && !s.engine.WaitApplied(contract.CollectionTools, req.MinSeq, s.cfg.MinSeqWait) {
+func (s *Service) SearchTools(ctx context.Context, req contract.ToolSearchRequest) (*contract.ToolSearchResponse, error) {
+	if req.MinSeq > 0 && !s.waitApplied(ctx, contract.CollectionTools, req.MinSeq) {
 		return nil, fmt.Errorf("%w: tools index has not reached sequence %d within %s", ErrUnavailable, req.MinSeq, s.cfg.MinSeqWait)
 	}
 	return s.engine.SearchTools(req)
@@ -24,7 +24,7 @@ func (s *Service) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSea
 // UpsertTools validates a batch as a whole and, only if every tool is
 // valid, publishes each descriptor to KH_TOOLS. The indexer makes them
 // searchable; the reply carries each tool's sequence for min_seq.
-func (s *Service) UpsertTools(req contract.ToolsUpsertRequest) (*contract.ToolsWriteResponse, error) {
+func (s *Service) UpsertTools(ctx context.Context, req contract.ToolsUpsertRequest) (*contract.ToolsWriteResponse, error) {
 	if err := catalog.Validate(req.Tools); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
@@ -33,11 +33,11 @@ func (s *Service) UpsertTools(req contract.ToolsUpsertRequest) (*contract.ToolsW
 		t := req.Tools[i]
 		events[i] = contract.ToolEvent{Schema: contract.SchemaVersion, Name: t.Name, Tool: &t}
 	}
-	return s.publishTools(events)
+	return s.publishTools(ctx, events)
 }
 
 // RemoveTools publishes a removal for each named tool.
-func (s *Service) RemoveTools(req contract.ToolsRemoveRequest) (*contract.ToolsWriteResponse, error) {
+func (s *Service) RemoveTools(ctx context.Context, req contract.ToolsRemoveRequest) (*contract.ToolsWriteResponse, error) {
 	if err := catalog.ValidateNames(req.Names); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
@@ -45,11 +45,11 @@ func (s *Service) RemoveTools(req contract.ToolsRemoveRequest) (*contract.ToolsW
 	for i, n := range req.Names {
 		events[i] = contract.ToolEvent{Schema: contract.SchemaVersion, Name: n, Deleted: true}
 	}
-	return s.publishTools(events)
+	return s.publishTools(ctx, events)
 }
 
-func (s *Service) publishTools(events []contract.ToolEvent) (*contract.ToolsWriteResponse, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+func (s *Service) publishTools(ctx context.Context, events []contract.ToolEvent) (*contract.ToolsWriteResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	resp := &contract.ToolsWriteResponse{}
 	for _, ev := range events {

@@ -1,4 +1,4 @@
-package query
+package highlight
 
 import (
 	"bytes"
@@ -87,16 +87,16 @@ func TestEntryProbesAgreeWithTextScan(t *testing.T) {
 		HeadingPath: []string{"Configuration", "Models", "Fallbacks"},
 		Text:        "Configure a fallback model chain. MODEL fallbacks apply when the primary model fails.",
 	}
-	ps := newProbeSet(terms)
+	ps := New(terms)
 	all, off := ps.entryScan(e)
 	if off != len("Configuration Models Fallbacks\n") {
 		t.Fatalf("text offset %d", off)
 	}
-	if got, want := len(all), len(newProbeSet(terms).scan(entryText(e))); got != want {
+	if got, want := len(all), len(New(terms).scan(entryText(e))); got != want {
 		t.Errorf("entry scan found %d probes, the joined text has %d", got, want)
 	}
 	got := ps.textHits(e)
-	want := newProbeSet(terms).scan(e.Text)
+	want := New(terms).scan(e.Text)
 	if !slices.Equal(got, want) {
 		t.Errorf("text hits %v, want %v", got, want)
 	}
@@ -109,7 +109,7 @@ func TestEntryProbesAgreeWithTextScan(t *testing.T) {
 // one finds, whatever its last query held.
 func TestReleasedProbeSetsStartAfresh(t *testing.T) {
 	text := "Configure a fallback model chain, then restart the gateway: 模型 fallbacks."
-	first := newProbeSet(map[string]bool{"configur": true, "fallback": true, "a": true, "模型": true})
+	first := New(map[string]bool{"configur": true, "fallback": true, "a": true, "模型": true})
 	want1 := first.scan(text)
 	kept := slices.Clone(want1)
 	for i := range 50 { // later scans of one query leave earlier hit lists alone
@@ -118,18 +118,18 @@ func TestReleasedProbeSetsStartAfresh(t *testing.T) {
 	if !slices.Equal(want1, kept) {
 		t.Fatalf("a later scan changed an earlier hit list: %v, was %v", want1, kept)
 	}
-	first.release()
+	first.Release()
 	for range 3 {
-		ps := newProbeSet(map[string]bool{"restart": true, "gateway": true})
+		ps := New(map[string]bool{"restart": true, "gateway": true})
 		got := ps.scan(text)
-		fresh := (&probeSet{terms: []string{"gateway", "restart"}, probes: []string{"gate", "rest"}}).scan(text)
+		fresh := (&Matcher{terms: []string{"gateway", "restart"}, probes: []string{"gate", "rest"}}).scan(text)
 		if !slices.Equal(got, fresh) || len(got) != 2 {
 			t.Fatalf("recycled probe set found %v, a fresh one %v", got, fresh)
 		}
-		ps.release()
+		ps.Release()
 	}
-	again := newProbeSet(map[string]bool{"configur": true, "fallback": true, "a": true, "模型": true})
-	defer again.release()
+	again := New(map[string]bool{"configur": true, "fallback": true, "a": true, "模型": true})
+	defer again.Release()
 	if got := again.scan(text); !slices.Equal(got, want1) {
 		t.Errorf("after reuse %v, first time %v", got, want1)
 	}
@@ -139,8 +139,8 @@ func TestReleasedProbeSetsStartAfresh(t *testing.T) {
 // four bytes, an unstemmed word of another alphabet with its first four
 // letters, so that two common letters do not match half of the text.
 func TestProbesTakeCharactersNotBytes(t *testing.T) {
-	ps := newProbeSet(map[string]bool{"configur": true, "конфигурация": true, "الإعدادات": true, "配置": true, "ab": true, "เขี": true})
-	defer ps.release()
+	ps := New(map[string]bool{"configur": true, "конфигурация": true, "الإعدادات": true, "配置": true, "ab": true, "เขี": true})
+	defer ps.Release()
 	want := map[string]string{"configur": "conf", "конфигурация": "конф", "الإعدادات": "الإع", "配置": "配置", "ab": "ab", "เขี": "เขี"}
 	for i, term := range ps.terms {
 		if ps.probes[i] != want[term] {
@@ -183,7 +183,7 @@ func TestFindMatchesNaiveScan(t *testing.T) {
 		}
 		// Matching as in folded text passes over fill bytes, of which
 		// these texts have none: every other round, it must find the same.
-		ps := &probeSet{}
+		ps := &Matcher{}
 		for p := range probes {
 			ps.terms = append(ps.terms, p)
 		}

@@ -1,4 +1,4 @@
-package query
+package highlight
 
 import (
 	"math/rand/v2"
@@ -12,7 +12,7 @@ func TestHasPhrase(t *testing.T) {
 	an := analysis.New()
 	text := "Configure the fallback model chain. The parseConfig helper reads it; 模型故障转移 works too."
 	toks := an.Analyze(text)
-	terms := func(s string) []string { return phraseTerms(an, []string{s})[0] }
+	terms := func(s string) []string { return PhraseTerms(an, []string{s})[0] }
 	for _, tc := range []struct {
 		phrase string
 		want   bool
@@ -46,15 +46,15 @@ func TestHasPhrase(t *testing.T) {
 func TestPhraseInParagraphs(t *testing.T) {
 	an := analysis.New()
 	check := func(text, phrase string) (got, want bool) {
-		terms := phraseTerms(an, []string{phrase})[0]
+		terms := PhraseTerms(an, []string{phrase})[0]
 		need := map[string]bool{}
 		for _, term := range terms {
 			if term != "" {
 				need[term] = true
 			}
 		}
-		ps := newProbeSet(need)
-		defer ps.release()
+		ps := New(need)
+		defer ps.Release()
 		for _, para := range strings.Split(text, "\n\n") {
 			want = want || hasPhrase(an.Analyze(para), terms)
 		}

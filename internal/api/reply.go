@@ -1,4 +1,4 @@
-package query
+package api
 
 import (
 	gojson "github.com/goccy/go-json"

@@ -1,4 +1,4 @@
-package query
+package api
 
 import (
 	"context"
@@ -18,11 +18,11 @@ import (
 // Extract takes a raw transcript, sanitizes it and stores it for the
 // extractor; extraction itself is asynchronous. Malformed or oversize
 // transcripts are rejected and nothing is stored.
-func (s *Service) Extract(raw []byte) (*contract.ExtractReply, error) {
+func (s *Service) Extract(ctx context.Context, raw []byte) (*contract.ExtractReply, error) {
 	if s.pipe == nil {
 		return nil, fmt.Errorf("%w: no transcript pipeline", ErrUnavailable)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	reply, err := extractor.Store(ctx, s.js, s.pipe, raw)
 	switch {
@@ -39,13 +39,15 @@ func (s *Service) Extract(raw []byte) (*contract.ExtractReply, error) {
 // ErrTooLarge marks a request over a size limit.
 var ErrTooLarge = errors.New("too large")
 
-func (s *Service) handleExtract(req micro.Request) {
-	reply, err := s.Extract(req.Data())
-	if err != nil {
-		_ = req.Error(strconv.Itoa(StatusOf(err)), err.Error(), nil)
-		return
+func (s *Service) handleExtract(ctx context.Context) micro.HandlerFunc {
+	return func(req micro.Request) {
+		reply, err := s.Extract(ctx, req.Data())
+		if err != nil {
+			_ = req.Error(strconv.Itoa(StatusOf(err)), err.Error(), nil)
+			return
+		}
+		_ = req.RespondJSON(reply)
 	}
-	_ = req.RespondJSON(reply)
 }
 
 func (s *Service) httpExtract(w http.ResponseWriter, r *http.Request) {
@@ -59,7 +61,7 @@ func (s *Service) httpExtract(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	reply, err := s.Extract(raw)
+	reply, err := s.Extract(r.Context(), raw)
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return

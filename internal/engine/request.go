@@ -1,4 +1,4 @@
-package query
+package engine
 
 import "github.com/knowhub/knowhub/internal/analysis"
 

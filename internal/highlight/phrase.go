@@ -1,7 +1,6 @@
-package query
+package highlight
 
 import (
-	"cmp"
 	"slices"
 	"strings"
 
@@ -9,34 +8,11 @@ import (
 	"github.com/knowhub/knowhub/internal/search"
 )
 
-// curlyQuotes turns typographic double quotes into plain ones.
-var curlyQuotes = strings.NewReplacer("“", `"`, "”", `"`, "„", `"`)
-
-// parseQuery splits a user query into its text and its quoted phrases.
-// It never fails: an unbalanced quote is just a character, and curly
-// quotes count as quotes.
-func parseQuery(q string) (text string, phrases []string) {
-	if strings.ContainsAny(q, "“”„") {
-		q = curlyQuotes.Replace(q)
-	}
-	if strings.Count(q, `"`) < 2 {
-		return strings.ReplaceAll(q, `"`, " "), nil
-	}
-	parts := strings.Split(q, `"`)
-	for i, p := range parts {
-		// Odd parts are inside quotes; a last odd part is unterminated.
-		if i%2 == 1 && i < len(parts)-1 && strings.TrimSpace(p) != "" {
-			phrases = append(phrases, p)
-		}
-	}
-	return strings.ReplaceAll(q, `"`, " "), phrases
-}
-
-// phraseTerms analyses each phrase into one term per position (the first
+// PhraseTerms analyses each phrase into one term per position (the first
 // token there: identifier parts share their whole's position), with ""
 // for a position a stop word leaves empty between two terms. Phrases of
 // fewer than two terms constrain nothing beyond the ordinary match.
-func phraseTerms(an *analysis.Analyzer, phrases []string) [][]string {
+func PhraseTerms(an *analysis.Analyzer, phrases []string) [][]string {
 	var out [][]string
 	for _, p := range phrases {
 		var ts []string
@@ -125,14 +101,20 @@ func entryText(e *search.Entry) string {
 	return strings.Join(e.HeadingPath, " ") + "\n" + e.Text
 }
 
-// filterPhrases keeps the hits whose text holds every phrase, each within
-// one paragraph. Byte probes for the phrase terms rule out most candidates
-// and most paragraphs before analysis: only a paragraph with a probe of
-// each of a phrase's terms is analysed.
-func filterPhrases(an *analysis.Analyzer, hits []search.Hit, phrases [][]string) []search.Hit {
-	if len(phrases) == 0 {
-		return hits
-	}
+// Phrases checks entries for quoted phrases, each within one paragraph.
+// Byte probes for the phrase terms rule out most entries and most
+// paragraphs before analysis: only a paragraph with a probe of each of a
+// phrase's terms is analysed. It is not safe for concurrent use; Release
+// gives it back.
+type Phrases struct {
+	an      *analysis.Analyzer
+	m       *Matcher
+	phrases [][]string
+	probes  [][]int
+}
+
+// NewPhrases prepares the check of phrases, as PhraseTerms returns them.
+func NewPhrases(an *analysis.Analyzer, phrases [][]string) *Phrases {
 	need := map[string]bool{}
 	for _, p := range phrases {
 		for _, t := range p {
@@ -141,29 +123,27 @@ func filterPhrases(an *analysis.Analyzer, hits []search.Hit, phrases [][]string)
 			}
 		}
 	}
-	ps := newProbeSet(need)
-	defer ps.release()
-	probes := make([][]int, len(phrases))
+	ps := &Phrases{an: an, m: New(need), phrases: phrases, probes: make([][]int, len(phrases))}
 	for i, p := range phrases {
-		probes[i] = ps.probesOf(p)
+		ps.probes[i] = ps.m.probesOf(p)
 	}
-	out := hits[:0]
-	for _, h := range hits {
-		text := entryText(h.Entry)
-		found := ps.scan(text)
-		ok := true
-		for i, p := range phrases {
-			if !phraseIn(an, text, found, p, probes[i]) {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			out = append(out, h)
-		}
-	}
-	return out
+	return ps
 }
+
+// In reports whether the entry's heading path and text hold every phrase.
+func (p *Phrases) In(e *search.Entry) bool {
+	text := entryText(e)
+	found := p.m.scan(text)
+	for i, ph := range p.phrases {
+		if !phraseIn(p.an, text, found, ph, p.probes[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Release gives the probes back; p may not be used again.
+func (p *Phrases) Release() { p.m.Release() }
 
 // phraseIn reports whether a paragraph of text (paragraphs end at a blank
 // line) holds the phrase. found are the probe hits in text, by position,
@@ -248,7 +228,7 @@ func isASCIISpace(c byte) bool {
 
 // probesOf returns the probes of the phrase's terms in their order, as
 // indexes in ps.terms.
-func (ps *probeSet) probesOf(phrase []string) []int {
+func (ps *Matcher) probesOf(phrase []string) []int {
 	var out []int
 	for _, t := range phrase {
 		if j, ok := slices.BinarySearch(ps.terms, t); ok && t != "" {
@@ -266,39 +246,4 @@ func hasProbes(hits []probeHit, probes []int) bool {
 		}
 	}
 	return true
-}
-
-// Proximity: among the best proximityDepth hits, those where the query's
-// words stand close together gain up to proximityWeight of their score.
-// On SciFact 0.1 is best (0.2 and 0.3 score lower).
-const (
-	proximityDepth  = 10
-	proximityWeight = 0.1
-	proximitySpan   = 200 // bytes at which the boost halves
-)
-
-// boostProximity rescores the head of hits (sorted) and re-sorts it.
-func boostProximity(hits []search.Hit, ps *probeSet) {
-	distinct := len(ps.terms)
-	if distinct < 2 {
-		return
-	}
-	n := min(len(hits), proximityDepth)
-	for i := range hits[:n] {
-		hs, _ := ps.entryScan(hits[i].Entry)
-		span, matched := minSpan(hs)
-		if matched < 2 {
-			continue
-		}
-		cover := float64(matched) / float64(distinct)
-		hits[i].Score *= 1 + proximityWeight*cover*proximitySpan/float64(proximitySpan+span)
-	}
-	head := hits[:n]
-	slices.SortStableFunc(head, func(a, b search.Hit) int { return cmp.Compare(b.Score, a.Score) })
-	// Keep the list descending across the boundary of the rescored head.
-	if n < len(hits) && n > 0 {
-		for i := n; i < len(hits) && hits[i].Score > head[n-1].Score; i++ {
-			hits[i].Score = head[n-1].Score
-		}
-	}
 }

@@ -1,0 +1,245 @@
+// Package api is knowhub's API edge: every endpoint, NATS micro and HTTP,
+// read and write, with bearer-token authentication and scopes. Searches go
+// to the engine the query replica feeds; writes become events on the
+// contract's streams. Each handler passes its caller's context to the work
+// it starts.
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/engine"
+	"github.com/knowhub/knowhub/internal/extractor"
+	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/redact"
+)
+
+// Version is reported by the NATS micro service.
+const Version = "0.1.0"
+
+// ErrBadRequest marks a request that can never succeed as sent.
+var ErrBadRequest = engine.ErrBadRequest
+
+// Config configures the API.
+type Config struct {
+	// MinSeqWait bounds how long a search with min_seq waits.
+	MinSeqWait time.Duration
+	// Tokens are the HTTP API's bearer tokens; none means an open API.
+	Tokens []Token
+	// MaxBodyBytes bounds HTTP request bodies (default 1 MiB).
+	MaxBodyBytes int64
+}
+
+// Index is what the endpoints read: the replica's engine and whether it
+// has loaded (query.Replica).
+type Index interface {
+	Engine() *engine.Engine
+	Ready() <-chan struct{}
+	IsReady() bool
+}
+
+// Deps are the API's collaborators.
+type Deps struct {
+	NC       *nats.Conn
+	JS       jetstream.JetStream
+	Logger   *slog.Logger
+	Index    Index
+	Redactor Redactor // applied to knowledge before it is persisted
+	// Pipeline sanitizes transcripts sent to kh.extract and POST
+	// /api/extract; without it those answer 503.
+	Pipeline *extractor.Pipeline
+}
+
+// Service serves an Index over NATS micro (Run) and HTTP (Handler).
+type Service struct {
+	cfg    Config
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	log    *slog.Logger
+	index  Index
+	engine *engine.Engine
+	auth   *authenticator
+	red    Redactor
+	screen *kb.Screen
+	pipe   *extractor.Pipeline
+
+	kbBucket jetstream.KeyValue
+}
+
+// New returns the API; Run serves its NATS endpoints, Handler its HTTP ones.
+func New(cfg Config, deps Deps) (*Service, error) {
+	if deps.Index == nil || deps.NC == nil || deps.JS == nil {
+		return nil, errors.New("api: an index, a NATS connection and JetStream are required")
+	}
+	if cfg.MinSeqWait == 0 {
+		cfg.MinSeqWait = 5 * time.Second
+	}
+	if deps.Redactor == nil {
+		// Never persist knowledge unredacted: default to the built-in rules.
+		red, err := redact.New(nil)
+		if err != nil {
+			return nil, err
+		}
+		deps.Redactor = red
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{
+		cfg:    cfg,
+		nc:     deps.NC,
+		js:     deps.JS,
+		log:    deps.Logger.With("component", "api"),
+		index:  deps.Index,
+		engine: deps.Index.Engine(),
+		auth:   newAuthenticator(cfg.Tokens),
+		red:    deps.Redactor,
+		screen: kb.NewScreen(),
+		pipe:   deps.Pipeline,
+	}, nil
+}
+
+// IsReady reports whether the index has loaded.
+func (s *Service) IsReady() bool { return s.index.IsReady() }
+
+// Run registers the NATS micro endpoints once the index has loaded and
+// serves them until ctx is cancelled. Each request's work is bounded by
+// ctx as well as by its own timeout.
+func (s *Service) Run(ctx context.Context) error {
+	var err error
+	if s.kbBucket, err = s.js.KeyValue(ctx, contract.BucketKB); err != nil {
+		return fmt.Errorf("open bucket %s: %w", contract.BucketKB, err)
+	}
+	select {
+	case <-s.index.Ready():
+	case <-ctx.Done():
+		return nil
+	}
+	svc, err := micro.AddService(s.nc, micro.Config{
+		Name:        contract.ServiceName,
+		Version:     Version,
+		Description: "knowhub retrieval: docs, tools and knowledge search",
+		QueueGroup:  contract.ServiceQueueGroup,
+	})
+	if err != nil {
+		return fmt.Errorf("add micro service: %w", err)
+	}
+	defer func() { _ = svc.Stop() }()
+	endpoints := []struct {
+		name, subject string
+		h             micro.HandlerFunc
+	}{
+		{"search-docs", contract.SubjectSearchDocs, jsonEndpoint(ctx, s.SearchDocs)},
+		{"stats", contract.SubjectStats, s.handleStats},
+		{"search-tools", contract.SubjectSearchTools, jsonEndpoint(ctx, s.SearchTools)},
+		{"tools-upsert", contract.SubjectToolsUpsert, jsonEndpoint(ctx, s.UpsertTools)},
+		{"tools-remove", contract.SubjectToolsRemove, jsonEndpoint(ctx, s.RemoveTools)},
+		{"search-kb", contract.SubjectSearchKB, jsonEndpoint(ctx, s.SearchKB)},
+		{"kb-save", contract.SubjectKBSave, jsonEndpoint(ctx, s.SaveKB)},
+		// NATS callers are trusted: NATS authorisation decides who may
+		// send on these subjects.
+		{"kb-update", contract.SubjectKBUpdate, jsonEndpoint(ctx, func(ctx context.Context, r kb.UpdateRequest) (*kb.UpdateResponse, error) {
+			return s.UpdateKB(ctx, r, nil, true)
+		})},
+		{"kb-get", contract.SubjectKBGet, jsonEndpoint(ctx, func(ctx context.Context, r contract.KBGetRequest) (*kb.Entry, error) {
+			return s.GetKB(ctx, r, false)
+		})},
+		{"extract", contract.SubjectExtract, s.handleExtract(ctx)},
+		{"kb-review", contract.SubjectKBReview, jsonEndpoint(ctx, func(ctx context.Context, _ struct{}) ([]kb.Entry, error) {
+			return s.ReviewKB(ctx)
+		})},
+	}
+	for _, ep := range endpoints {
+		if err := svc.AddEndpoint(ep.name, ep.h, micro.WithEndpointSubject(ep.subject)); err != nil {
+			return fmt.Errorf("add endpoint %s: %w", ep.subject, err)
+		}
+	}
+	<-ctx.Done()
+	return nil
+}
+
+// jsonEndpoint adapts fn to a micro handler: JSON request in, JSON reply
+// or a service error with an HTTP-like code out.
+// Each call's context is ctx, the service's lifetime.
+func jsonEndpoint[Req, Resp any](ctx context.Context, fn func(context.Context, Req) (Resp, error)) micro.HandlerFunc {
+	return func(req micro.Request) {
+		var in Req
+		if err := json.Unmarshal(req.Data(), &in); err != nil {
+			_ = req.Error("400", "request is not valid JSON for this endpoint: "+err.Error(), nil)
+			return
+		}
+		out, err := fn(ctx, in)
+		if err != nil {
+			_ = req.Error(strconv.Itoa(StatusOf(err)), err.Error(), nil)
+			return
+		}
+		data, err := encodeReply(out)
+		if err != nil {
+			_ = req.Error("500", "encode reply: "+err.Error(), nil)
+			return
+		}
+		_ = req.Respond(data)
+	}
+}
+
+// SearchDocs honours MinSeq, then searches.
+func (s *Service) SearchDocs(ctx context.Context, sr contract.SearchRequest) (*contract.SearchResponse, error) {
+	if sr.MinSeq > 0 && !s.waitApplied(ctx, contract.CollectionDocs, sr.MinSeq) {
+		return nil, fmt.Errorf("%w: index has not reached sequence %d within %s", ErrUnavailable, sr.MinSeq, s.cfg.MinSeqWait)
+	}
+	return s.engine.SearchDocs(sr)
+}
+
+// ErrUnavailable marks requests the replica cannot serve yet.
+var ErrUnavailable = errors.New("unavailable")
+
+// StatusOf maps an error to the HTTP status that fits it; NATS replies use
+// the same number as their error code.
+func StatusOf(err error) int {
+	switch {
+	case errors.Is(err, ErrBadRequest):
+		return http.StatusBadRequest
+	case errors.Is(err, ErrUnavailable):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, ErrForbidden):
+		return http.StatusForbidden
+	case errors.Is(err, ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
+	default:
+		return http.StatusInternalServerError
+	}
+}
+
+func (s *Service) handleStats(req micro.Request) {
+	_ = req.RespondJSON(s.stats())
+}
+
+// stats is the engine's statistics with the replica's state.
+func (s *Service) stats() *contract.StatsResponse {
+	return s.engine.Stats(s.IsReady())
+}
+
+// waitApplied waits, at most MinSeqWait and while ctx lives, for the
+// collection to apply source sequence seq.
+func (s *Service) waitApplied(ctx context.Context, collection string, seq uint64) bool {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.MinSeqWait)
+	defer cancel()
+	return s.engine.WaitApplied(ctx, collection, seq)
+}

@@ -1,0 +1,221 @@
+// Package query is knowhub's query stage: a read replica that bootstraps
+// an engine from KH_INDEX and follows its updates. The endpoints that serve
+// the engine live in package api.
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/knowhub/knowhub/internal/analysis"
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/engine"
+)
+
+// Stage is the query stage's name in logs.
+const Stage = "query"
+
+// Config configures a replica.
+type Config struct {
+	// Limits bound the hits a request may ask for.
+	Limits engine.Limits
+}
+
+// Validate reports a configuration that cannot work.
+func (c Config) Validate() error {
+	if c.Limits.DefaultTopK < 0 || c.Limits.MaxTopK < 0 {
+		return errors.New("query: top-k limits must not be negative")
+	}
+	return nil
+}
+
+// Deps are the replica's collaborators.
+type Deps struct {
+	JS     jetstream.JetStream
+	Logger *slog.Logger
+	// Analyzer, when set, is shared with the process's other stages: under
+	// knowhub up, the words the indexer stemmed are then cache hits when
+	// snippets and phrases are analysed.
+	Analyzer *analysis.Analyzer
+}
+
+// Replica follows KH_INDEX into an engine. It is safe for concurrent use.
+type Replica struct {
+	js     jetstream.JetStream
+	log    *slog.Logger
+	engine *engine.Engine
+
+	readyOnce sync.Once
+	ready     chan struct{}
+	// staleDocs is the analyzer version of a docs document built by
+	// another than this build's, if the index holds one: see StaleDocs.
+	staleDocs atomic.Pointer[string]
+}
+
+// New returns a replica; Run starts it.
+func New(cfg Config, deps Deps) (*Replica, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.JS == nil {
+		return nil, errors.New("query: a JetStream context is required")
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.Analyzer == nil {
+		deps.Analyzer = analysis.New()
+	}
+	return &Replica{
+		js:     deps.JS,
+		log:    deps.Logger.With("component", Stage),
+		engine: engine.NewWithAnalyzer(cfg.Limits, engine.DefaultScoring(), deps.Analyzer),
+		ready:  make(chan struct{}),
+	}, nil
+}
+
+// Engine returns the engine the replica feeds.
+func (s *Replica) Engine() *engine.Engine { return s.engine }
+
+// Ready is closed once the replica has loaded every KH_INDEX value that
+// existed when it started.
+func (s *Replica) Ready() <-chan struct{} { return s.ready }
+
+// IsReady reports whether Ready is closed.
+func (s *Replica) IsReady() bool {
+	select {
+	case <-s.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// StaleDocs returns the analyzer version of a docs document in the index
+// that another analyzer built, or "" when every one seen so far matches
+// this build's. Documents are built again by replaying KH_FILES
+// (`knowhub reindex`, which `knowhub up` runs itself).
+func (s *Replica) StaleDocs() string {
+	if v := s.staleDocs.Load(); v != nil {
+		return *v
+	}
+	return ""
+}
+
+// Run bootstraps from KH_INDEX and follows its updates until ctx is
+// cancelled.
+func (s *Replica) Run(ctx context.Context) error {
+	kv, err := s.js.KeyValue(ctx, contract.BucketIndex)
+	if err != nil {
+		return fmt.Errorf("open bucket %s: %w", contract.BucketIndex, err)
+	}
+	w, err := kv.WatchAll(ctx)
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", contract.BucketIndex, err)
+	}
+	defer w.Stop()
+	return s.follow(ctx, w.Updates(), time.Now())
+}
+
+// follow applies KV updates in order. Values are decoded by a small pool
+// of workers while the applier keeps the bucket's order.
+func (s *Replica) follow(ctx context.Context, updates <-chan jetstream.KeyValueEntry, start time.Time) error {
+	type result struct {
+		key string
+		rev uint64
+		doc *contract.IndexDoc
+		err error
+	}
+	type job struct {
+		entry jetstream.KeyValueEntry
+		out   chan result
+	}
+	workers := runtime.GOMAXPROCS(0)
+	jobs := make(chan job, 256)
+	order := make(chan chan result, 256)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				r := result{key: j.entry.Key(), rev: j.entry.Revision()}
+				if j.entry.Operation() == jetstream.KeyValuePut {
+					r.doc, r.err = contract.DecodeIndexDoc(j.entry.Value())
+				}
+				j.out <- r
+			}
+		}()
+	}
+	feedErr := make(chan error, 1)
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		for {
+			select {
+			case <-ctx.Done():
+				feedErr <- nil
+				return
+			case e, ok := <-updates:
+				if !ok {
+					feedErr <- errors.New("kv watcher closed")
+					return
+				}
+				if e == nil { // initial values delivered
+					out := make(chan result, 1)
+					out <- result{}
+					order <- out
+					continue
+				}
+				out := make(chan result, 1)
+				jobs <- job{entry: e, out: out}
+				order <- out
+			}
+		}
+	}()
+	warned := false
+	for out := range order {
+		r := <-out
+		if r.key == "" {
+			s.readyOnce.Do(func() {
+				// Loading leaves spare capacity in posting lists and
+				// decoded values behind as garbage: trim the one and
+				// hand the other back to the OS before serving, so a
+				// replica's resident size is what it holds.
+				s.engine.Trim()
+				debug.FreeOSMemory()
+				close(s.ready)
+				st := s.engine.Stats(true)
+				s.log.Info("query replica ready", "docs_files", st.Collections[contract.CollectionDocs].Sources,
+					"docs_chunks", st.Collections[contract.CollectionDocs].Chunks, "took", time.Since(start).Round(time.Millisecond))
+			})
+			continue
+		}
+		if r.err != nil {
+			s.log.Error("skip undecodable index value", "key", r.key, "err", r.err)
+			continue
+		}
+		if r.doc != nil && r.doc.Analyzer != analysis.Version && !r.doc.Deleted {
+			if r.doc.Collection == contract.CollectionDocs && s.staleDocs.Load() == nil {
+				v := r.doc.Analyzer
+				s.staleDocs.Store(&v)
+			}
+			if !warned {
+				warned = true
+				s.log.Warn("index built by another analyzer version; run `knowhub reindex`", "index", r.doc.Analyzer, "query", analysis.Version)
+			}
+		}
+		s.engine.Apply(r.key, r.doc, r.rev)
+	}
+	wg.Wait()
+	return <-feedErr
+}
