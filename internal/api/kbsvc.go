@@ -104,7 +104,7 @@ func (s *Service) UpdateKB(ctx context.Context, req kb.UpdateRequest, scopes []s
 	if !admin && !kb.Visible(cur.Scopes, scopes) {
 		return nil, fmt.Errorf("%w: no entry %s", ErrNotFound, req.ID)
 	}
-	seq, _, err := s.publishKB(ctx, req.Event(time.Now().UTC()), false)
+	seq, _, err := s.publishKB(ctx, kb.UpdateEvent(&req, time.Now().UTC()), false)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +178,7 @@ func (s *Service) publishKB(ctx context.Context, ev *kb.Event, dedupe bool) (seq
 	if err != nil {
 		return 0, false, err
 	}
-	msg := &nats.Msg{Subject: kb.Subject(ev.ID), Data: data, Header: nats.Header{
+	msg := &nats.Msg{Subject: contract.KnowledgeSubject(ev.ID), Data: data, Header: nats.Header{
 		contract.HeaderSchema: {strconv.Itoa(contract.SchemaVersion)},
 		contract.HeaderOp:     {ev.Type},
 	}}

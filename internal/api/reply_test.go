@@ -37,7 +37,7 @@ func TestEncodeReplyMatchesEncodingJSON(t *testing.T) {
 				{Name: s, Score: score, Description: s, InputSchema: json.RawMessage(`{ "type": "object", "x": "<&>" , "n": [1, 2.50] }`)},
 				{Name: "none"},
 			}},
-			&kb.SearchResponse{Query: s, Prompt: s, Hits: []kb.Hit{{Entry: kb.Entry{ID: s, Task: s, Content: s, Types: []string{s},
+			&kb.SearchResponse{Query: s, Prompt: s, Hits: []kb.Hit{{KBEntry: kb.Entry{ID: s, Task: s, Content: s, Types: []string{s},
 				CreatedAt: at, UpdatedAt: at.Add(time.Duration(i) * time.Hour)}, Relevance: score, Score: score}}},
 			&contract.StatsResponse{Collections: map[string]contract.CollectionStats{"docs": {Sources: i}, s: {Terms: 3}, "a": {}},
 				Repos: []contract.RepoStats{{Repo: s}}, Analyzer: s},

@@ -74,7 +74,7 @@ func ReplayKB(ctx context.Context, js jetstream.JetStream, f kb.Folder) (int, er
 		if err != nil {
 			return 0, err
 		}
-		if _, err := indexer.Write(ctx, index, kb.IndexKey(id), e.Seq, val); err != nil {
+		if _, err := indexer.Write(ctx, index, contract.KBIndexKey(id), e.Seq, val); err != nil {
 			return 0, fmt.Errorf("write index %s: %w", id, err)
 		}
 	}

@@ -57,7 +57,7 @@ func ReadProgress(ctx context.Context, js jetstream.JetStream) (Progress, error)
 	if p.KBPending, err = pending(ctx, js, contract.StreamKnowledge, indexer.StageKB, know.Msgs); err != nil {
 		return p, err
 	}
-	idx, err := streamLast(ctx, js, "KV_"+contract.BucketIndex)
+	idx, err := streamLast(ctx, js, contract.BucketStream(contract.BucketIndex))
 	if err != nil {
 		return p, err
 	}

@@ -34,6 +34,9 @@ const (
 	BucketKB    = "KH_KB"
 )
 
+// BucketStream is the name of the JetStream stream that holds a KV bucket.
+func BucketStream(bucket string) string { return "KV_" + bucket }
+
 // Subject prefixes. A full subject appends tokens as documented on each
 // helper below.
 const (

@@ -21,7 +21,7 @@ func (e *Engine) SearchKB(req kb.SearchRequest) (*kb.SearchResponse, error) {
 	if err := kb.ValidateSearch(&req); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
-	f := req.Filter()
+	f := kb.FilterOf(&req)
 	filter := func(en *search.Entry) bool {
 		entry, _ := en.Source.Extra.(*kb.Entry)
 		return f.Allow(entry)
@@ -31,14 +31,14 @@ func (e *Engine) SearchKB(req kb.SearchRequest) (*kb.SearchResponse, error) {
 	pool := make([]kb.Hit, 0, len(hits))
 	for _, h := range hits {
 		entry := h.Entry.Source.Extra.(*kb.Entry)
-		pool = append(pool, kb.Hit{Entry: *entry, Relevance: h.Score})
+		pool = append(pool, kb.Hit{KBEntry: *entry, Relevance: h.Score})
 	}
 	ranked, total := kb.Rank(pool, f, req.Limit)
 	resp := &kb.SearchResponse{Query: q, Hits: ranked, Total: total}
 	if req.Format == kb.OutputPrompt {
 		entries := make([]kb.Entry, len(ranked))
 		for i, h := range ranked {
-			entries[i] = h.Entry
+			entries[i] = h.KBEntry
 		}
 		resp.Prompt = kb.FormatPrompt(entries)
 	}

@@ -25,7 +25,7 @@ func (w *Worker) handleKB(ctx context.Context, m *bus.Message) error {
 	if err := kb.ValidateEvent(&ev); err != nil {
 		return bus.Permanent(err)
 	}
-	if want := kb.Subject(ev.ID); want != m.Subject {
+	if want := contract.KnowledgeSubject(ev.ID); want != m.Subject {
 		return bus.Permanent(fmt.Errorf("knowledge event for %s arrived on %s, want %s", ev.ID, m.Subject, want))
 	}
 	entry, err := FoldKB(ctx, w.kb, kb.Folder{}, &ev, m.Seq)
@@ -41,7 +41,7 @@ func (w *Worker) indexKB(ctx context.Context, entry *kb.Entry) error {
 	if err != nil {
 		return bus.Permanent(err)
 	}
-	if _, err := Write(ctx, w.kv, kb.IndexKey(entry.ID), entry.Seq, val); err != nil {
+	if _, err := Write(ctx, w.kv, contract.KBIndexKey(entry.ID), entry.Seq, val); err != nil {
 		return fmt.Errorf("write knowledge %s: %w", entry.ID, err)
 	}
 	return nil

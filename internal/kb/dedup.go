@@ -247,7 +247,7 @@ func PlanSave(r *SaveRequest, cands []Candidate, an *analysis.Analyzer, screen *
 		Type:       EventSaved,
 		ID:         id,
 		At:         at,
-		Save:       r.clone(),
+		Save:       cloneSave(r),
 		Quarantine: reason,
 	}
 	p := &Plan{ID: id, Events: []*Event{saved}, Match: m, Quarantine: reason}

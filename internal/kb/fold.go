@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/knowhub/knowhub/internal/contract"
 )
@@ -18,29 +17,6 @@ const (
 	EventRevoked    = "revoked"    // withdrawn for good
 	EventReleased   = "released"   // a quarantined entry cleared by review
 )
-
-// Event is the payload of a KH_KNOWLEDGE message, published on Subject(ID).
-// The current record of an entry is the fold of its events in stream order.
-type Event struct {
-	Schema int       `json:"schema"`
-	Type   string    `json:"type"`
-	ID     string    `json:"id"`
-	At     time.Time `json:"at"`
-	// Save is the validated request of a saved event.
-	Save *SaveRequest `json:"save,omitempty"`
-	// Case and Helpful are the feedback of a feedback event.
-	Case    *Case `json:"case,omitempty"`
-	Helpful bool  `json:"helpful,omitempty"`
-	// By is the replacing entry of a superseded event.
-	By     string `json:"superseded_by,omitempty"`
-	Reason string `json:"reason,omitempty"`
-	// Quarantine, on a saved event, is why screening flagged the content;
-	// the entry starts quarantined.
-	Quarantine string `json:"quarantine_reason,omitempty"`
-	// NearDuplicateOf, on a saved event, links the entry to the existing
-	// entry it closely resembles.
-	NearDuplicateOf string `json:"near_duplicate_of,omitempty"`
-}
 
 // ValidateEvent checks the shape of an event: schema, type, id, time and the
 // fields its type needs. It returns every problem found, or nil.
@@ -183,7 +159,7 @@ func (f Folder) Fold(cur *Entry, ev *Event, seq uint64) (*Entry, error) {
 	if apply == nil {
 		return cur, nil
 	}
-	e := cur.clone()
+	e := cloneEntry(cur)
 	apply(e)
 	e.Seq, e.UpdatedAt = seq, ev.At
 	e.QualityScore = f.quality(e.Eval)
@@ -192,7 +168,7 @@ func (f Folder) Fold(cur *Entry, ev *Event, seq uint64) (*Entry, error) {
 
 // saved builds a new entry from a saved event.
 func (f Folder) saved(ev *Event, seq uint64) (*Entry, error) {
-	r := ev.Save.clone()
+	r := cloneSave(ev.Save)
 	if err := ValidateSave(r); err != nil {
 		return nil, fmt.Errorf("fold saved event for %s at seq %d: %w", ev.ID, seq, err)
 	}
@@ -252,8 +228,8 @@ func (f Folder) quality(ev Eval) float64 {
 	return min(max(v, 0), 1)
 }
 
-// clone returns a deep copy of e.
-func (e *Entry) clone() *Entry {
+// cloneEntry returns a deep copy of e.
+func cloneEntry(e *Entry) *Entry {
 	c := *e
 	c.Types = slices.Clone(e.Types)
 	c.Scopes = slices.Clone(e.Scopes)
@@ -262,8 +238,8 @@ func (e *Entry) clone() *Entry {
 	return &c
 }
 
-// clone returns a deep copy of r.
-func (r *SaveRequest) clone() *SaveRequest {
+// cloneSave returns a deep copy of r.
+func cloneSave(r *SaveRequest) *SaveRequest {
 	c := *r
 	c.Types = slices.Clone(r.Types)
 	c.Scopes = slices.Clone(r.Scopes)

@@ -162,7 +162,7 @@ func TestUpdateEvent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.r.Action, func(t *testing.T) {
-			got := tt.r.Event(at)
+			got := UpdateEvent(&tt.r, at)
 			if err := ValidateEvent(got); err != nil {
 				t.Fatalf("event invalid: %v", err)
 			}

@@ -43,8 +43,8 @@ type Filter struct {
 	MinScore int
 }
 
-// Filter returns the filter of a validated search request.
-func (r *SearchRequest) Filter() Filter {
+// FilterOf returns the filter of a validated search request.
+func FilterOf(r *SearchRequest) Filter {
 	return Filter{Scopes: r.Scopes, Types: r.Types, MinScore: r.MinScore}
 }
 
@@ -151,7 +151,7 @@ func Rank(pool []Hit, f Filter, limit int) ([]Hit, int) {
 	best := make(map[string]int, len(pool))
 	var out []Hit
 	for _, h := range pool {
-		if !f.Allow(&h.Entry) {
+		if !f.Allow(&h.KBEntry) {
 			continue
 		}
 		h.Score = Blend(h.Relevance*LengthPrior(h.Content), h.QualityScore)

@@ -127,7 +127,7 @@ func hit(id string, relevance, quality float64, mod func(*Entry)) Hit {
 	if mod != nil {
 		mod(&e)
 	}
-	return Hit{Entry: e, Relevance: relevance}
+	return Hit{KBEntry: e, Relevance: relevance}
 }
 
 func TestRank(t *testing.T) {
@@ -235,7 +235,7 @@ func kbIndex(t testing.TB, an *analysis.Analyzer, params search.Params) (*search
 		e.Types, e.State = []string{TypeStrategy}, StateActive
 		e.QualityScore = QualityScore(e.Eval.Score, e.Eval.Helpful, e.Eval.Harmful)
 		entries[e.ID] = e
-		ix.Put(IndexKey(e.ID), BuildDoc(e, an), nil)
+		ix.Put(contract.KBIndexKey(e.ID), BuildDoc(e, an), nil)
 	}
 	for i, content := range kbFiller() {
 		add(&Entry{ID: fmt.Sprintf("filler%d", i), Task: "note", Content: content, Eval: Eval{Score: 3}})
@@ -258,7 +258,7 @@ func searchKB(an *analysis.Analyzer, ix *search.Index, entries map[string]*Entry
 	}})
 	var pool []Hit
 	for _, r := range raw {
-		pool = append(pool, Hit{Entry: *entries[r.Entry.Source.Path], Relevance: r.Score})
+		pool = append(pool, Hit{KBEntry: *entries[r.Entry.Source.Path], Relevance: r.Score})
 	}
 	hits, _ = Rank(pool, f, limit)
 	return raw, hits
@@ -348,8 +348,8 @@ func TestBuildDoc(t *testing.T) {
 			}
 		})
 	}
-	if IndexKey("abc") != "kb.abc" || Subject("abc") != "kh.kb.e.abc" {
-		t.Errorf("keys %q %q", IndexKey("abc"), Subject("abc"))
+	if contract.KBIndexKey("abc") != "kb.abc" || contract.KnowledgeSubject("abc") != "kh.kb.e.abc" {
+		t.Errorf("keys %q %q", contract.KBIndexKey("abc"), contract.KnowledgeSubject("abc"))
 	}
 }
 
