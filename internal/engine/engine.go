@@ -19,6 +19,7 @@ import (
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/highlight"
+	"github.com/knowhub/knowhub/internal/indexdoc"
 	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/search"
 )
@@ -97,14 +98,14 @@ type Scoring struct {
 // completions and character n-grams (0.577), one-tool feedback (0.579),
 // discounted typo expansions (0.580) and IDF^1.5 (0.583). It reached 0.600
 // with word families in place of completions, request words at half
-// weight, own saturation per field (search.ToolsParams), smoothing over
+// weight, own saturation per field (ToolsParams), smoothing over
 // the 20 best tools, compound parts at half weight, k3 1.5 for repeated
 // words and n-grams at 0.15: leaving one out of these settings costs
 // 0.006, 0.003, 0.002, 0.002, 0.002, 0.001 and 0.001, on both halves of
 // the queries (odd and even IDs), and Recall@100 went from 0.891 to 0.886.
 // SciFact (docs) stays at 0.701.
 func DefaultScoring() Scoring {
-	return Scoring{Docs: search.DocsParams(), Tools: search.ToolsParams(), RelatedWeight: 0.5, GramWeight: 0.15,
+	return Scoring{Docs: DocsParams(), Tools: ToolsParams(), RelatedWeight: 0.5, GramWeight: 0.15,
 		RequestWeight: 0.5, PartWeight: 0.5, QueryK3: 1.5, FeedbackDocs: 1, FeedbackTerms: 30, FeedbackWeight: 0.15,
 		SmoothDocs: 20, SmoothWeight: 0.3}
 }
@@ -131,10 +132,10 @@ func NewWithAnalyzer(limits Limits, sc Scoring, an *analysis.Analyzer) *Engine {
 		limits.MaxToolLimit = MaxToolLimit
 	}
 	if len(sc.Docs.Fields) == 0 {
-		sc.Docs = search.DocsParams()
+		sc.Docs = DocsParams()
 	}
 	if len(sc.Tools.Fields) == 0 {
-		sc.Tools = search.ToolsParams()
+		sc.Tools = ToolsParams()
 	}
 	docs, err := search.New(sc.Docs)
 	if err != nil {
@@ -177,11 +178,14 @@ func (e *Engine) Apply(key string, doc *contract.IndexDoc, revision uint64) {
 			extra = &entry
 		}
 	}
+	if collection == contract.CollectionTools && doc != nil && doc.Tool != nil {
+		extra = doc.Tool
+	}
 	if ix != nil {
 		if doc == nil {
 			ix.Remove(key)
 		} else {
-			ix.Put(key, doc, extra)
+			ix.Put(key, indexdoc.Search(doc), extra)
 		}
 	}
 	e.mu.Lock()

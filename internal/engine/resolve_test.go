@@ -13,7 +13,7 @@ func hit(repo, path string, prio int, typ string, score float64, heading ...stri
 		ID:          repo + path + strings.Join(heading, "/"),
 		HeadingPath: heading,
 		SectionKey:  contract.SectionKey(path, heading),
-		Source:      &search.Source{Key: repo + ":" + path, Repo: repo, Path: path, Meta: contract.RepoMeta{Priority: prio, Type: typ}},
+		Source:      &search.Source{Key: repo + ":" + path, Repo: repo, Path: path, Meta: search.Meta{Priority: prio, Type: typ}},
 	}}
 }
 

@@ -51,7 +51,7 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 		return nil, badRequest("type %q is not core, sourced or any", req.Type)
 	}
 	filter := func(en *search.Entry) bool {
-		t := en.Source.Tool
+		t := toolOf(en)
 		if t == nil {
 			return false
 		}
@@ -103,7 +103,7 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 			return true
 		}
 		tier := ""
-		switch tool := en.Source.Tool.Name; {
+		switch tool := toolOf(en).Name; {
 		case strings.EqualFold(tool, name):
 			tier = matchExact
 		case prefixOK && hasPrefixFold(tool, name):
@@ -129,7 +129,7 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 		if si != sj {
 			return si > sj
 		}
-		return all[i].entry.Source.Tool.Name < all[j].entry.Source.Tool.Name
+		return toolOf(all[i].entry).Name < toolOf(all[j].entry).Name
 	})
 	if len(all) > limit {
 		all = all[:limit]
@@ -140,7 +140,7 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 	}
 	resp := &contract.ToolSearchResponse{Query: req.Query, Hits: make([]contract.ToolHit, 0, len(all)), Total: total}
 	for _, r := range all {
-		t := r.entry.Source.Tool
+		t := toolOf(r.entry)
 		h := contract.ToolHit{Name: t.Name, Score: r.bm25 + offset[r.tier], Match: r.tier}
 		if detail != contract.DetailName {
 			h.Description, h.Type, h.Instance, h.Seq = t.Description, t.Type, t.Instance, r.entry.Source.SourceSeq
@@ -294,4 +294,13 @@ func foldEqual(a, b rune) bool {
 		}
 	}
 	return false
+}
+
+// toolOf returns the descriptor of a tools-collection entry.
+func toolOf(en *search.Entry) *contract.Tool {
+	t, _ := en.Source.Extra.(*contract.Tool)
+	if t == nil {
+		return &contract.Tool{}
+	}
+	return t
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/indexdoc"
 	"github.com/knowhub/knowhub/internal/search"
 )
 
@@ -235,7 +236,7 @@ func kbIndex(t testing.TB, an *analysis.Analyzer, params search.Params) (*search
 		e.Types, e.State = []string{TypeStrategy}, StateActive
 		e.QualityScore = QualityScore(e.Eval.Score, e.Eval.Helpful, e.Eval.Harmful)
 		entries[e.ID] = e
-		ix.Put(contract.KBIndexKey(e.ID), BuildDoc(e, an), nil)
+		ix.Put(contract.KBIndexKey(e.ID), indexdoc.Search(BuildDoc(e, an)), nil)
 	}
 	for i, content := range kbFiller() {
 		add(&Entry{ID: fmt.Sprintf("filler%d", i), Task: "note", Content: content, Eval: Eval{Score: 3}})

@@ -34,9 +34,9 @@ func BenchmarkPut(b *testing.B) {
 
 // loadDocs puts docs into a new index, each under its ordinal as key.
 func loadDocs(docs []*contract.IndexDoc) *Index {
-	ix, _ := New(DocsParams())
+	ix, _ := New(docsLikeParams())
 	for d, doc := range docs {
-		ix.Put(fmt.Sprint(d), doc, nil)
+		put(ix, fmt.Sprint(d), doc, nil)
 	}
 	return ix
 }

@@ -1,7 +1,8 @@
 // Package search is knowhub's in-memory inverted index: postings of raw
 // term frequencies per field, live global statistics, and BM25F scoring
 // with filters applied before the top-k cut. It is a pure core: documents
-// arrive as contract.IndexDoc values and nothing here does I/O.
+// arrive as Doc values, in the compact form of a vocabulary and per-field
+// term indexes, and nothing here does I/O.
 package search
 
 import (
@@ -14,8 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"github.com/knowhub/knowhub/internal/contract"
 )
 
 // MaxFields is the number of fields one collection may index.
@@ -42,24 +41,6 @@ type Params struct {
 	IDFPower float64
 }
 
-// ToolsParams are the default scoring parameters of the tools collection,
-// chosen on MetaTool. Every field saturates on its own: a query word found
-// in a tool's name and its description counts in both, while a word only
-// in the name weighs what it would in the description. Names and keywords
-// saturate fast (k1 0.5), descriptions and n-grams slower (1.2); against
-// BM25F with the name weighing three descriptions (k1 2.2) this gains
-// 0.002 nDCG@10 with the query handling of query.DefaultScoring. IDF^1.5
-// (0.583 against 0.580 under BM25F; 1.25 and 2 score lower) suits verbose
-// queries that share common words with many tools.
-func ToolsParams() Params {
-	return Params{IDFPower: 1.5, Fields: []Field{
-		{Name: contract.FieldName, Weight: 1, B: 0.3, K1: 0.5},
-		{Name: contract.FieldKeywords, Weight: 1, B: 0.3, K1: 0.5},
-		{Name: contract.FieldDescription, Weight: 1, B: 0.15, K1: 1.2},
-		{Name: contract.FieldGrams, Weight: 1, B: 0.2, K1: 1.2},
-	}}
-}
-
 // saturationBound is more than a term's saturated frequency can reach in
 // one entry: tf/(k+tf) < 1, so a field of its own adds less than
 // Weight·(K1+1), and the shared fields together less than K1+1.
@@ -78,27 +59,61 @@ func (p Params) saturationBound() float64 {
 	return bound
 }
 
-// DocsParams are the default BM25F parameters of the docs collection.
-func DocsParams() Params {
-	return Params{K1: 1.2, Fields: []Field{
-		{Name: contract.FieldTitle, Weight: 1.5, B: 0.3},
-		{Name: contract.FieldSummary, Weight: 1.0, B: 0.5},
-		{Name: contract.FieldHeading, Weight: 2.5, B: 0.3},
-		{Name: contract.FieldBody, Weight: 1.0, B: 0.75},
-	}}
+// Doc is one source document (a file, a tool, a knowledge entry), replaced
+// as a unit by Put. A Deleted doc removes the source but still counts its
+// SourceSeq as applied.
+type Doc struct {
+	Collection string
+	Repo       string
+	Path       string
+	SourceSeq  uint64
+	Meta       Meta
+	Deleted    bool
+	// Vocab lists the document's distinct terms, each once; its chunks'
+	// fields index it.
+	Vocab  []string
+	Chunks []Chunk
 }
 
-// Source is what an index keeps of a contract.IndexDoc besides its chunks.
+// Meta is what conflict resolution reads of a document's repository.
+type Meta struct {
+	Priority int
+	Type     string
+}
+
+// Chunk is one searchable section of a Doc.
+type Chunk struct {
+	ID          string
+	Ord         int
+	HeadingPath []string
+	Title       string
+	Text        string
+	// SectionKey groups the chunk with its counterparts in other
+	// repositories (see Entry.SectionKey).
+	SectionKey string
+	// Boost multiplies the chunk's score; 0 means 1.
+	Boost  float64
+	Fields []FieldTerms
+}
+
+// FieldTerms is one field's term frequencies in a chunk: Terms are
+// ascending indexes into Doc.Vocab, TFs their frequencies.
+type FieldTerms struct {
+	Field string
+	Terms []uint32
+	TFs   []uint32
+}
+
+// Source is what an index keeps of a Doc besides its chunks.
 type Source struct {
 	Key        string
 	Collection string
 	Repo       string
 	Path       string
 	SourceSeq  uint64
-	Meta       contract.RepoMeta
-	Tool       *contract.Tool // tools collection only
-	// Extra is the caller's decoded record of the document (for example a
-	// knowledge entry), for filters.
+	Meta       Meta
+	// Extra is the caller's decoded record of the document (a tool's
+	// descriptor, a knowledge entry), for filters and replies.
 	Extra any
 }
 
@@ -110,7 +125,8 @@ type Entry struct {
 	HeadingPath []string
 	Title       string
 	Text        string
-	// SectionKey is contract.SectionKey of the entry, computed once.
+	// SectionKey is the key that groups the entry with the same section
+	// in other repositories, as the caller computed it.
 	SectionKey string
 
 	ord uint32
@@ -216,7 +232,7 @@ func New(p Params) (*Index, error) {
 
 // Put replaces every chunk of the source key with doc's chunks, keeping
 // extra on the source. A doc marked Deleted removes the source.
-func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
+func (ix *Index) Put(key string, doc *Doc, extra any) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.gen++
@@ -227,17 +243,16 @@ func (ix *Index) Put(key string, doc *contract.IndexDoc, extra any) {
 	if doc.Deleted || len(doc.Chunks) == 0 {
 		return
 	}
-	src := &Source{Key: key, Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq, Meta: doc.Meta, Tool: doc.Tool, Extra: extra}
+	src := &Source{Key: key, Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq, Meta: doc.Meta, Extra: extra}
 	list := make([]*Entry, 0, len(doc.Chunks))
 	// The compact form names each of the document's terms once, so the
 	// global term map is consulted once per distinct term, not per chunk.
-	doc = doc.Compact()
 	lists, slot, rows := ix.putScratch(len(doc.Vocab))
 	defer func() { clear(lists); ix.scratch.rows = rows[:0] }()
 	for i := range doc.Chunks {
 		c := &doc.Chunks[i]
 		e := &Entry{Source: src, ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text,
-			SectionKey: contract.SectionKey(doc.Path, c.HeadingPath),
+			SectionKey: c.SectionKey,
 			ord:        uint32(len(ix.entries))}
 		st := docStat{boost: 1}
 		if c.Boost > 0 {

@@ -21,6 +21,38 @@ func doc(seq uint64, chunks ...map[string]int) *contract.IndexDoc {
 	return d
 }
 
+// put converts a KH_INDEX document as the engine does (package indexdoc,
+// which imports this one) and puts it.
+func put(ix *Index, key string, d *contract.IndexDoc, extra any) {
+	d = d.Compact()
+	out := &Doc{Collection: d.Collection, Repo: d.Repo, Path: d.Path, SourceSeq: d.SourceSeq, Deleted: d.Deleted, Vocab: d.Vocab}
+	for _, c := range d.Chunks {
+		ch := Chunk{ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text, Boost: c.Boost,
+			SectionKey: contract.SectionKey(d.Path, c.HeadingPath)}
+		for _, f := range c.Fields {
+			ch.Fields = append(ch.Fields, FieldTerms{Field: f.Field, Terms: f.Terms, TFs: f.TFs})
+		}
+		out.Chunks = append(out.Chunks, ch)
+	}
+	ix.Put(key, out, extra)
+}
+
+// docsLikeParams and toolsLikeParams have the shapes of the engine's docs
+// and tools parameters: shared and own saturation, four fields.
+func docsLikeParams() Params {
+	return Params{K1: 1.2, Fields: []Field{
+		{Name: "title", Weight: 1.5, B: 0.3}, {Name: "summary", Weight: 1.0, B: 0.5},
+		{Name: "heading", Weight: 2.5, B: 0.3}, {Name: "body", Weight: 1.0, B: 0.75},
+	}}
+}
+
+func toolsLikeParams() Params {
+	return Params{IDFPower: 1.5, Fields: []Field{
+		{Name: "name", Weight: 1, B: 0.3, K1: 0.5}, {Name: "keywords", Weight: 1, B: 0.3, K1: 0.5},
+		{Name: "description", Weight: 1, B: 0.15, K1: 1.2}, {Name: "grams", Weight: 1, B: 0.2, K1: 1.2},
+	}}
+}
+
 func mustNew(t testing.TB, p Params) *Index {
 	t.Helper()
 	ix, err := New(p)
@@ -48,9 +80,9 @@ func bm25(tf, dl, avgdl, n, df float64) float64 {
 
 func TestBM25MatchesFormula(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("a", doc(1, map[string]int{"nats": 3, "stream": 1}), nil)         // len 4
-	ix.Put("b", doc(2, map[string]int{"nats": 1, "kv": 5}), nil)             // len 6
-	ix.Put("c", doc(3, map[string]int{"kv": 1, "bucket": 1, "ttl": 1}), nil) // len 3
+	put(ix, "a", doc(1, map[string]int{"nats": 3, "stream": 1}), nil)         // len 4
+	put(ix, "b", doc(2, map[string]int{"nats": 1, "kv": 5}), nil)             // len 6
+	put(ix, "c", doc(3, map[string]int{"kv": 1, "bucket": 1, "ttl": 1}), nil) // len 3
 	avg := (4.0 + 6 + 3) / 3
 	hits := search(ix, 10, "nats")
 	if len(hits) != 2 {
@@ -78,8 +110,8 @@ func TestBM25MatchesFormula(t *testing.T) {
 // table and beyond it.
 func TestLengthNormsFollowUpdates(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("a", doc(1, map[string]int{"nats": 3, "stream": 1}), nil) // len 4
-	ix.Put("b", doc(2, map[string]int{"kv": 2}), nil)                // len 2
+	put(ix, "a", doc(1, map[string]int{"nats": 3, "stream": 1}), nil) // len 4
+	put(ix, "b", doc(2, map[string]int{"kv": 2}), nil)                // len 2
 	// Three searches after each update: the first computes impacts in
 	// scratch, the second caches them, the third reads the cache.
 	check := func(step string, avg, n, df float64) {
@@ -95,9 +127,9 @@ func TestLengthNormsFollowUpdates(t *testing.T) {
 		}
 	}
 	check("first", 3, 2, 1)
-	ix.Put("long", doc(3, map[string]int{"kv": 10, "bucket": 10}), nil) // len 20
+	put(ix, "long", doc(3, map[string]int{"kv": 10, "bucket": 10}), nil) // len 20
 	check("after a long entry", 26.0/3, 3, 1)
-	ix.Put("long", doc(4, map[string]int{"kv": 1}), nil) // replaced: len 1
+	put(ix, "long", doc(4, map[string]int{"kv": 1}), nil) // replaced: len 1
 	check("after replacing it", 7.0/3, 3, 1)
 	ix.Remove("long")
 	check("after removing it", 3, 2, 1)
@@ -106,7 +138,7 @@ func TestLengthNormsFollowUpdates(t *testing.T) {
 	for i := range 10 {
 		huge[fmt.Sprint("filler", i)] = 200
 	}
-	ix.Put("huge", doc(5, huge), nil) // len 2002, past the table
+	put(ix, "huge", doc(5, huge), nil) // len 2002, past the table
 	avg := (4 + 2 + 2002) / 3.0
 	hits := search(ix, 10, "nats")
 	want := map[string]float64{"a": bm25(3, 4, avg, 3, 2), "huge": bm25(2, 2002, avg, 3, 2)}
@@ -133,7 +165,7 @@ func TestImpactsCachedOnceQuiet(t *testing.T) {
 		return ix.lists[id].impacts.Load()
 	}
 	for i := range 5 {
-		ix.Put(fmt.Sprint(i), doc(uint64(i+1), map[string]int{"nats": i + 1}), nil)
+		put(ix, fmt.Sprint(i), doc(uint64(i+1), map[string]int{"nats": i + 1}), nil)
 		search(ix, 10, "nats")
 		if c := cached(); c != nil {
 			t.Fatalf("impacts cached during updates (generation %d)", c.gen)
@@ -150,7 +182,7 @@ func TestImpactsCachedOnceQuiet(t *testing.T) {
 	if cached() != c {
 		t.Error("a search of an unchanged index replaced the cache")
 	}
-	ix.Put("5", doc(6, map[string]int{"nats": 9}), nil)
+	put(ix, "5", doc(6, map[string]int{"nats": 9}), nil)
 	if hits := search(ix, 10, "nats"); len(hits) != 6 {
 		t.Errorf("%d hits after an update, want 6", len(hits))
 	}
@@ -165,7 +197,7 @@ func TestImpactsCachedOnceQuiet(t *testing.T) {
 func TestConcurrentSearchesDuringUpdates(t *testing.T) {
 	ix := mustNew(t, bodyParams())
 	for i := range 50 {
-		ix.Put(fmt.Sprint(i), doc(uint64(i+1), map[string]int{"nats": 1 + i%3, fmt.Sprint("w", i): i + 1}), nil)
+		put(ix, fmt.Sprint(i), doc(uint64(i+1), map[string]int{"nats": 1 + i%3, fmt.Sprint("w", i): i + 1}), nil)
 	}
 	done := make(chan struct{})
 	errs := make(chan error, 4)
@@ -186,7 +218,7 @@ func TestConcurrentSearchesDuringUpdates(t *testing.T) {
 		}()
 	}
 	for i := range 300 {
-		ix.Put(fmt.Sprint(i%60), doc(uint64(i+100), map[string]int{"nats": 1, fmt.Sprint("v", i): i % 7}), nil)
+		put(ix, fmt.Sprint(i%60), doc(uint64(i+100), map[string]int{"nats": 1, fmt.Sprint("v", i): i % 7}), nil)
 		if i%5 == 0 {
 			ix.Remove(fmt.Sprint(i % 60))
 		}
@@ -201,11 +233,11 @@ func TestConcurrentSearchesDuringUpdates(t *testing.T) {
 
 func TestSingleDocAndUbiquitousTermStillMatch(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("only", doc(1, map[string]int{"gateway": 1}), nil)
+	put(ix, "only", doc(1, map[string]int{"gateway": 1}), nil)
 	if hits := search(ix, 5, "gateway"); len(hits) != 1 || hits[0].Score <= 0 {
 		t.Fatalf("single document: hits %+v, want one with a positive score", hits)
 	}
-	ix.Put("two", doc(2, map[string]int{"gateway": 2}), nil)
+	put(ix, "two", doc(2, map[string]int{"gateway": 2}), nil)
 	hits := search(ix, 5, "gateway")
 	if len(hits) != 2 || hits[1].Score <= 0 {
 		t.Fatalf("term in every document: hits %+v, want two with positive scores", hits)
@@ -214,8 +246,8 @@ func TestSingleDocAndUbiquitousTermStillMatch(t *testing.T) {
 
 func TestPutReplacesAndRemoveDeletes(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("f", doc(1, map[string]int{"old": 1}, map[string]int{"shared": 1}), nil)
-	ix.Put("f", doc(2, map[string]int{"new": 1}), nil)
+	put(ix, "f", doc(1, map[string]int{"old": 1}, map[string]int{"shared": 1}), nil)
+	put(ix, "f", doc(2, map[string]int{"new": 1}), nil)
 	if hits := search(ix, 5, "old"); len(hits) != 0 {
 		t.Errorf("old text still found after replace: %+v", hits)
 	}
@@ -229,7 +261,7 @@ func TestPutReplacesAndRemoveDeletes(t *testing.T) {
 	if st.Sources != 1 || st.Chunks != 1 || st.Applied != 2 {
 		t.Errorf("stats %+v, want 1 source, 1 chunk, applied 2", st)
 	}
-	ix.Put("f", &contract.IndexDoc{SourceSeq: 3, Deleted: true}, nil)
+	put(ix, "f", &contract.IndexDoc{SourceSeq: 3, Deleted: true}, nil)
 	if hits := search(ix, 5, "new"); len(hits) != 0 {
 		t.Errorf("deleted source still found: %+v", hits)
 	}
@@ -240,10 +272,10 @@ func TestPutReplacesAndRemoveDeletes(t *testing.T) {
 
 func TestStatisticsAreLive(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("a", doc(1, map[string]int{"rare": 1, "x": 1}), nil)
+	put(ix, "a", doc(1, map[string]int{"rare": 1, "x": 1}), nil)
 	before := search(ix, 1, "rare")[0].Score
 	for i := range 20 {
-		ix.Put(fmt.Sprint("filler", i), doc(uint64(i+2), map[string]int{"x": 1, "y": 1}), nil)
+		put(ix, fmt.Sprint("filler", i), doc(uint64(i+2), map[string]int{"x": 1, "y": 1}), nil)
 	}
 	after := search(ix, 1, "rare")[0].Score
 	if after <= before {
@@ -265,7 +297,7 @@ func TestFilterAppliesBeforeLimit(t *testing.T) {
 		if i == 9 {
 			d.Repo = "small"
 		}
-		ix.Put(fmt.Sprint("k", i), d, nil)
+		put(ix, fmt.Sprint("k", i), d, nil)
 	}
 	hits, total := ix.Search(Query{Terms: []Term{{Text: "term", Weight: 1}}, Limit: 3,
 		Filter: func(e *Entry) bool { return e.Source.Repo == "small" }})
@@ -277,7 +309,7 @@ func TestFilterAppliesBeforeLimit(t *testing.T) {
 func TestTopKIsSortedAndDeterministic(t *testing.T) {
 	ix := mustNew(t, bodyParams())
 	for i := range 200 {
-		ix.Put(fmt.Sprintf("k%03d", i), doc(uint64(i+1), map[string]int{"t": 1 + i%7, "pad": i % 5}), nil)
+		put(ix, fmt.Sprintf("k%03d", i), doc(uint64(i+1), map[string]int{"t": 1 + i%7, "pad": i % 5}), nil)
 	}
 	hits := search(ix, 25, "t")
 	if len(hits) != 25 {
@@ -309,7 +341,7 @@ func TestTiesGoToTheEarliestKeyThenOrdinal(t *testing.T) {
 	ix := mustNew(t, bodyParams())
 	same := map[string]int{"t": 2, "pad": 3}
 	for i, key := range []string{"c", "a", "bb", "b"} {
-		ix.Put(key, doc(uint64(i+1), same, same), nil)
+		put(ix, key, doc(uint64(i+1), same, same), nil)
 	}
 	for _, limit := range []int{3, 8} {
 		var got []string
@@ -325,7 +357,7 @@ func TestTiesGoToTheEarliestKeyThenOrdinal(t *testing.T) {
 
 func TestGroupedTermsCountBestVariantOnce(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("a", doc(1, map[string]int{"search": 1, "serch": 1}), nil)
+	put(ix, "a", doc(1, map[string]int{"search": 1, "serch": 1}), nil)
 	exact := search(ix, 1, "search")[0].Score
 	hits, _ := ix.Search(Query{Limit: 1, Terms: []Term{
 		{Text: "search", Weight: 1, Group: 0},
@@ -340,7 +372,7 @@ func TestCompactionKeepsResults(t *testing.T) {
 	ix := mustNew(t, bodyParams())
 	for round := range 5 {
 		for i := range 600 {
-			ix.Put(fmt.Sprint("k", i), doc(uint64(round*1000+i), map[string]int{fmt.Sprint("w", round): 1, "common": 1 + i%3}), nil)
+			put(ix, fmt.Sprint("k", i), doc(uint64(round*1000+i), map[string]int{fmt.Sprint("w", round): 1, "common": 1 + i%3}), nil)
 		}
 	}
 	if n := len(ix.entries); n > 2*600 {
@@ -356,8 +388,8 @@ func TestCompactionKeepsResults(t *testing.T) {
 
 func TestFuzzy(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("a", doc(1, map[string]int{"grep": 1, "group": 1, "green": 1, "configuration": 1}), nil)
-	ix.Put("b", doc(2, map[string]int{"grep": 1, "rgrep": 1}), nil)
+	put(ix, "a", doc(1, map[string]int{"grep": 1, "group": 1, "green": 1, "configuration": 1}), nil)
+	put(ix, "b", doc(2, map[string]int{"grep": 1, "rgrep": 1}), nil)
 	names := func(es []Expansion) []string {
 		var out []string
 		for _, e := range es {
@@ -387,7 +419,7 @@ func TestFuzzy(t *testing.T) {
 	// Removing and re-adding a term does not duplicate it.
 	ix.Remove("a")
 	ix.Remove("b")
-	ix.Put("c", doc(3, map[string]int{"grep": 1}), nil)
+	put(ix, "c", doc(3, map[string]int{"grep": 1}), nil)
 	if got := fmt.Sprint(names(ix.Fuzzy("grpe", 1, 5))); got != "[grep/1]" {
 		t.Errorf("after churn Fuzzy(grpe) = %s", got)
 	}
@@ -397,9 +429,9 @@ func TestIDFPower(t *testing.T) {
 	p := bodyParams()
 	p.IDFPower = 2
 	ix := mustNew(t, p)
-	ix.Put("a", doc(1, map[string]int{"rare": 1}), nil)
-	ix.Put("b", doc(2, map[string]int{"common": 1}), nil)
-	ix.Put("c", doc(3, map[string]int{"common": 1}), nil)
+	put(ix, "a", doc(1, map[string]int{"rare": 1}), nil)
+	put(ix, "b", doc(2, map[string]int{"common": 1}), nil)
+	put(ix, "c", doc(3, map[string]int{"common": 1}), nil)
 	idf := math.Log(1 + (3-1+0.5)/(1+0.5))
 	want := idf * idf * 1 * 2.2 / (1.2 + 1) // tf 1 at average length
 	if got := search(ix, 1, "rare")[0].Score; math.Abs(got-want) > 1e-9 {
@@ -409,8 +441,8 @@ func TestIDFPower(t *testing.T) {
 
 func TestTermFrequencyClampsAtMaxTF(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("many", doc(1, map[string]int{"nats": 1000, "pad": 1}), nil)
-	ix.Put("max", doc(2, map[string]int{"nats": MaxTF, "pad": 1000 - MaxTF + 1}), nil)
+	put(ix, "many", doc(1, map[string]int{"nats": 1000, "pad": 1}), nil)
+	put(ix, "max", doc(2, map[string]int{"nats": MaxTF, "pad": 1000 - MaxTF + 1}), nil)
 	hits := search(ix, 10, "nats")
 	if len(hits) != 2 || math.Abs(hits[0].Score-hits[1].Score) > 1e-12 {
 		t.Fatalf("hits %+v: a frequency over MaxTF should score as MaxTF (same length)", hits)
@@ -426,10 +458,10 @@ func TestTrimKeepsResultsAndDropsSpareCapacity(t *testing.T) {
 		for j := range 100 {
 			terms[fmt.Sprint("u", i, "_", j)] = 1
 		}
-		ix.Put(fmt.Sprint("u", i), doc(uint64(1000+i), terms), nil)
+		put(ix, fmt.Sprint("u", i), doc(uint64(1000+i), terms), nil)
 	}
 	for i := range 100 {
-		ix.Put(fmt.Sprint("d", i), doc(uint64(i+1), map[string]int{"nats": 1 + i%3, fmt.Sprint("w", i%7): 1}), nil)
+		put(ix, fmt.Sprint("d", i), doc(uint64(i+1), map[string]int{"nats": 1 + i%3, fmt.Sprint("w", i%7): 1}), nil)
 	}
 	if id, _ := ix.terms.find("nats"); id < trimBatch || cap(ix.lists[id].postings) == len(ix.lists[id].postings) {
 		pl := &ix.lists[id]
@@ -457,7 +489,7 @@ func TestTrimKeepsResultsAndDropsSpareCapacity(t *testing.T) {
 			t.Errorf("list %q: %d postings in capacity %d after Trim", ix.terms.term(uint32(id)), len(pl.postings), cap(pl.postings))
 		}
 	}
-	ix.Put("d100", doc(101, map[string]int{"nats": 1}), nil) // appends still work
+	put(ix, "d100", doc(101, map[string]int{"nats": 1}), nil) // appends still work
 	if got := len(search(ix, 200, "nats")); got != 101 {
 		t.Errorf("%d hits for nats after an append, want 101", got)
 	}
@@ -465,8 +497,8 @@ func TestTrimKeepsResultsAndDropsSpareCapacity(t *testing.T) {
 
 func TestRelated(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("a", doc(1, map[string]int{"tourism": 1, "repo": 1, "financ": 1, "rent": 1, "tour": 1}), nil)
-	ix.Put("b", doc(2, map[string]int{"tourism": 1, "touri": 1, "repot": 1, "finder": 1}), nil)
+	put(ix, "a", doc(1, map[string]int{"tourism": 1, "repo": 1, "financ": 1, "rent": 1, "tour": 1}), nil)
+	put(ix, "b", doc(2, map[string]int{"tourism": 1, "touri": 1, "repot": 1, "finder": 1}), nil)
 	names := func(es []Expansion) []string {
 		var out []string
 		for _, e := range es {
@@ -492,7 +524,7 @@ func TestRelated(t *testing.T) {
 	// Removing and re-adding a term does not list it twice.
 	ix.Remove("a")
 	ix.Remove("b")
-	ix.Put("c", doc(3, map[string]int{"tourism": 1}), nil)
+	put(ix, "c", doc(3, map[string]int{"tourism": 1}), nil)
 	if got := fmt.Sprint(names(ix.Related("tour", 5))); got != "[tourism]" {
 		t.Errorf("after churn Related(tour) = %s", got)
 	}
@@ -503,8 +535,8 @@ func TestFieldWithOwnSaturation(t *testing.T) {
 	ix := mustNew(t, p)
 	two := &contract.IndexDoc{Collection: "tools", Path: "t", SourceSeq: 1, Chunks: []contract.IndexChunk{{ID: "t",
 		Terms: map[string]map[string]int{"name": {"grep": 1}, "body": {"grep": 1}}}}}
-	ix.Put("t", two, nil)
-	ix.Put("u", doc(2, map[string]int{"other": 1}), nil)
+	put(ix, "t", two, nil)
+	put(ix, "u", doc(2, map[string]int{"other": 1}), nil)
 	idf := math.Log(1 + (2-1+0.5)/(1+0.5))
 	// Both fields at their average length: the name saturates on its own
 	// and adds to the BM25F score of the body.
@@ -516,10 +548,10 @@ func TestFieldWithOwnSaturation(t *testing.T) {
 
 func TestSmoothRaisesHitsLikeOtherStrongHits(t *testing.T) {
 	ix := mustNew(t, bodyParams())
-	ix.Put("stocks", doc(1, map[string]int{"stock": 1, "market": 1, "trade": 1}), nil)
-	ix.Put("crypto", doc(2, map[string]int{"crypto": 1, "market": 1, "trade": 1}), nil)
-	ix.Put("petrol", doc(3, map[string]int{"petrol": 1, "price": 1, "region": 1}), nil)
-	ix.Put("chess", doc(4, map[string]int{"chess": 1, "game": 1, "board": 1}), nil)
+	put(ix, "stocks", doc(1, map[string]int{"stock": 1, "market": 1, "trade": 1}), nil)
+	put(ix, "crypto", doc(2, map[string]int{"crypto": 1, "market": 1, "trade": 1}), nil)
+	put(ix, "petrol", doc(3, map[string]int{"petrol": 1, "price": 1, "region": 1}), nil)
+	put(ix, "chess", doc(4, map[string]int{"chess": 1, "game": 1, "board": 1}), nil)
 	hits := []Hit{}
 	for _, key := range []string{"petrol", "stocks", "crypto", "chess"} {
 		hits = append(hits, Hit{Entry: ix.sources[key][0], Score: 1})
@@ -559,7 +591,7 @@ func TestPutCopiesTerms(t *testing.T) {
 		t.Fatal(err)
 	}
 	ix := mustNew(t, bodyParams())
-	ix.Put("k", d, nil)
+	put(ix, "k", d, nil)
 	shared := map[*byte]bool{}
 	for _, term := range d.Vocab {
 		shared[unsafe.StringData(term)] = true

@@ -76,7 +76,7 @@ func exhaustive(ix *Index, q Query) ([]Hit, int) {
 // most.
 func TestPrunedSearchMatchesExhaustive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	params := []Params{DocsParams(), ToolsParams(), bodyParams()}
+	params := []Params{docsLikeParams(), toolsLikeParams(), bodyParams()}
 	word := func() string { return fmt.Sprint("w", int(math.Floor(math.Pow(rng.Float64(), 3)*300))) }
 	pruned := 0
 	for round := 0; round < 60; round++ {
@@ -98,7 +98,7 @@ func TestPrunedSearchMatchesExhaustive(t *testing.T) {
 				}
 				doc.Chunks = append(doc.Chunks, ch)
 			}
-			ix.Put(doc.Path, doc, nil)
+			put(ix, doc.Path, doc, nil)
 		}
 		// Half the rounds remove documents, leaving dead entries; the
 		// others count matches without reading entries.
