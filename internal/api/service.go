@@ -76,6 +76,7 @@ type Service struct {
 	pipe   *extractor.Pipeline
 
 	kbBucket jetstream.KeyValue
+	ready    chan struct{}
 }
 
 // New returns the API; Run serves its NATS endpoints, Handler its HTTP ones.
@@ -111,8 +112,13 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		red:    deps.Redactor,
 		screen: kb.NewScreen(),
 		pipe:   deps.Pipeline,
+		ready:  make(chan struct{}),
 	}, nil
 }
+
+// Ready is closed once the index has loaded and every NATS endpoint is
+// registered: requests sent from then on find a responder.
+func (s *Service) Ready() <-chan struct{} { return s.ready }
 
 // IsReady reports whether the index has loaded.
 func (s *Service) IsReady() bool { return s.index.IsReady() }
@@ -169,6 +175,7 @@ func (s *Service) Run(ctx context.Context) error {
 			return fmt.Errorf("add endpoint %s: %w", ep.subject, err)
 		}
 	}
+	close(s.ready)
 	<-ctx.Done()
 	return nil
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/api"
 	"github.com/knowhub/knowhub/internal/broker"
-	"github.com/knowhub/knowhub/internal/bus"
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/engine"
@@ -118,18 +117,26 @@ func NewPipeline(cfg *config.Config, red *redact.Redactor) (*extractor.Pipeline,
 	return extractor.NewPipeline(extractor.Config{Privacy: mode, MaxEntries: cfg.Extractor.MaxEntries}, san, x)
 }
 
-// Node is a set of stages sharing one NATS connection.
+// Service is one long-running part of a node: a stage, the API, the HTTP
+// server. Run blocks until ctx is cancelled and returns nil on a clean stop.
+type Service struct {
+	Name string
+	Run  func(ctx context.Context) error
+}
+
+// Node is a set of stages sharing one NATS connection: the list of
+// services it starts together and stops together.
 type Node struct {
-	cfg    *config.Config
-	log    *slog.Logger
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	stages Stages
+	cfg      *config.Config
+	log      *slog.Logger
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	stages   Stages
+	services []Service
 
 	Watcher *watcher.Watcher
 	Query   *query.Replica
 	API     *api.Service
-	bus     *bus.Bus
 	http    *http.Server
 	httpLn  net.Listener
 }
@@ -150,27 +157,26 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 			return nil, err
 		}
 	}
-	if stages.Chunker || stages.Indexer || stages.Extractor {
-		b, err := bus.New(nc, log)
+	if stages.Chunker {
+		w, err := chunker.New(chunker.Config{MaxTokens: cfg.Chunker.ChunkMaxTokens}, chunker.Deps{NC: nc, Redactor: red, Logger: log})
 		if err != nil {
 			return nil, err
 		}
-		n.bus = b
-	}
-	if stages.Chunker {
-		if _, err := chunker.New(chunker.Config{MaxTokens: cfg.Chunker.ChunkMaxTokens}, chunker.Deps{Bus: n.bus, Redactor: red, Logger: log}); err != nil {
-			return nil, err
-		}
+		n.add(chunker.Stage, w.Run)
 	}
 	if stages.Indexer {
-		if _, err := indexer.New(ctx, indexer.Config{}, indexer.Deps{Bus: n.bus, Logger: log, Analyzer: an}); err != nil {
+		w, err := indexer.New(indexer.Config{}, indexer.Deps{NC: nc, Logger: log, Analyzer: an})
+		if err != nil {
 			return nil, err
 		}
+		n.add(indexer.Stage, w.Run)
 	}
 	if stages.Extractor {
-		if _, err := extractor.NewWorker(extractor.Deps{Bus: n.bus, NC: nc, Pipeline: pipeline, Logger: log}); err != nil {
+		w, err := extractor.New(extractor.Deps{NC: nc, Pipeline: pipeline, Logger: log})
+		if err != nil {
 			return nil, err
 		}
+		n.add(extractor.StageExtract, w.Run)
 	}
 	if stages.Watcher {
 		w, err := NewWatcher(cfg, js, nc.MaxPayload(), red, log)
@@ -178,6 +184,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 			return nil, err
 		}
 		n.Watcher = w
+		n.add("watcher", w.Run)
 	}
 	if stages.Query {
 		q, err := query.New(query.Config{Limits: engine.Limits{DefaultTopK: cfg.Query.DefaultTopK, MaxTopK: cfg.Query.MaxTopK}},
@@ -186,6 +193,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 			return nil, err
 		}
 		n.Query = q
+		n.add(query.Stage, q.Run)
 		ac := api.Config{MaxBodyBytes: cfg.HTTP.MaxBodyBytes}
 		for _, t := range cfg.HTTP.Tokens {
 			ac.Tokens = append(ac.Tokens, api.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
@@ -195,6 +203,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 			return nil, err
 		}
 		n.API = a
+		n.add("api", a.Run)
 		if cfg.HTTP.Enabled() {
 			ln, err := net.Listen("tcp", cfg.HTTP.Listen)
 			if err != nil {
@@ -202,16 +211,27 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 			}
 			n.httpLn = ln
 			n.http = &http.Server{
-				Handler:           n.API.Handler(),
+				Handler:           a.Handler(),
 				ReadHeaderTimeout: 10 * time.Second,
 				ReadTimeout:       30 * time.Second,
 				WriteTimeout:      60 * time.Second, // min_seq waits are bounded well below
 				IdleTimeout:       2 * time.Minute,
 			}
+			n.add("http", n.serveHTTP)
+		}
+		if stages.Chunker && stages.Indexer {
+			n.add("reindex", n.reindexIfStale)
 		}
 	}
 	return n, nil
 }
+
+func (n *Node) add(name string, run func(context.Context) error) {
+	n.services = append(n.services, Service{Name: name, Run: run})
+}
+
+// Services lists what Run starts, in order.
+func (n *Node) Services() []Service { return n.services }
 
 // HTTPAddr is the HTTP API's address, or "" when it is off.
 func (n *Node) HTTPAddr() string {
@@ -221,43 +241,25 @@ func (n *Node) HTTPAddr() string {
 	return n.httpLn.Addr().String()
 }
 
-// Run runs every stage until ctx is cancelled or one of them fails; one
-// failing stage stops the others.
+// Run runs every service until ctx is cancelled or one of them fails; one
+// failing service stops the others.
 func (n *Node) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errc := make(chan error, 6)
-	running := 0
-	start := func(name string, fn func(context.Context) error) {
-		running++
+	errc := make(chan error, len(n.services))
+	for _, svc := range n.services {
 		go func() {
-			err := fn(ctx)
+			err := svc.Run(ctx)
 			if err != nil && !errors.Is(err, context.Canceled) {
-				err = fmt.Errorf("%s: %w", name, err)
+				err = fmt.Errorf("%s: %w", svc.Name, err)
 			} else {
 				err = nil
 			}
 			errc <- err
 		}()
 	}
-	if n.bus != nil {
-		start("bus", n.bus.Run)
-	}
-	if n.Watcher != nil {
-		start("watcher", n.Watcher.Run)
-	}
-	if n.Query != nil {
-		start("query", n.Query.Run)
-		start("api", n.API.Run)
-	}
-	if n.http != nil {
-		start("http", n.serveHTTP)
-	}
-	if n.stages.Chunker && n.stages.Indexer && n.Query != nil {
-		start("reindex", n.reindexIfStale)
-	}
 	var first error
-	for range running {
+	for range n.services {
 		err := <-errc
 		if err != nil && first == nil {
 			first = err

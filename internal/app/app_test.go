@@ -86,7 +86,7 @@ func waitIndexed(t *testing.T, srv *natstest.Server, node *Node) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	for _, ch := range []<-chan struct{}{node.Watcher.Ready(), node.Query.Ready()} {
+	for _, ch := range []<-chan struct{}{node.Watcher.Ready(), node.API.Ready()} {
 		select {
 		case <-ch:
 		case <-ctx.Done():

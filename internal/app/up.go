@@ -52,7 +52,7 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 			return
 		}
 		select {
-		case <-node.Query.Ready():
+		case <-node.API.Ready():
 		case <-ctx.Done():
 			return
 		}

@@ -129,7 +129,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	nodeCtx, stopNode := context.WithCancel(ctx)
 	nodeDone := make(chan error, 1)
 	go func() { nodeDone <- node.Run(nodeCtx) }()
-	for _, ch := range []<-chan struct{}{node.Watcher.Ready(), node.Query.Ready()} {
+	for _, ch := range []<-chan struct{}{node.Watcher.Ready(), node.API.Ready()} {
 		select {
 		case <-ch:
 		case err := <-nodeDone:

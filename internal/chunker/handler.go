@@ -33,7 +33,7 @@ type Redactor interface {
 
 // Deps are the worker's collaborators.
 type Deps struct {
-	Bus      *bus.Bus
+	NC       *nats.Conn
 	Redactor Redactor
 	Logger   *slog.Logger
 }
@@ -42,18 +42,26 @@ type Deps struct {
 // KH_CHUNKS.
 type Worker struct {
 	cfg Config
+	bus *bus.Bus
 	js  jetstream.JetStream
 	red Redactor
 	log *slog.Logger
 }
 
-// New registers the chunker's consumer on deps.Bus; the bus's Run drives it.
+// New returns a chunker consuming KH_FILES on deps.NC; Run drives it.
 func New(cfg Config, deps Deps) (*Worker, error) {
-	if deps.Redactor == nil {
-		return nil, fmt.Errorf("chunker needs a redactor")
+	if deps.Redactor == nil || deps.NC == nil {
+		return nil, fmt.Errorf("chunker needs a NATS connection and a redactor")
 	}
-	w := &Worker{cfg: cfg, js: deps.Bus.JetStream(), red: deps.Redactor, log: deps.Logger.With("component", Stage)}
-	err := deps.Bus.Handle(bus.Consumer{
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	b, err := bus.New(deps.NC, deps.Logger)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{cfg: cfg, bus: b, js: b.JetStream(), red: deps.Redactor, log: deps.Logger.With("component", Stage)}
+	err = b.Handle(bus.Consumer{
 		Stage:   Stage,
 		Stream:  contract.StreamFiles,
 		Durable: Stage,
@@ -65,6 +73,9 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	}
 	return w, nil
 }
+
+// Run consumes until ctx is cancelled and returns nil on a clean stop.
+func (w *Worker) Run(ctx context.Context) error { return w.bus.Run(ctx) }
 
 // ChunkFile turns one file event into its chunk set: the pure part of the
 // handler. Content that is not valid UTF-8 is an error.

@@ -42,7 +42,7 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	go func() { done <- node.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	<-node.Watcher.Ready()
-	<-node.Query.Ready()
+	<-node.API.Ready()
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
 	if err := app.WaitCaughtUp(wctx, srv.JS, node.Query.Engine().Revision); err != nil {

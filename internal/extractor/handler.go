@@ -27,7 +27,6 @@ const (
 
 // Deps are the worker's collaborators.
 type Deps struct {
-	Bus      *bus.Bus
 	NC       *nats.Conn
 	Pipeline *Pipeline
 	Logger   *slog.Logger
@@ -37,16 +36,27 @@ type Deps struct {
 // knowledge from them, saving each entry through kh.kb.save: the same
 // validation, redaction, duplicate checks and screening as any save.
 type Worker struct {
+	bus *bus.Bus
 	nc  *nats.Conn
 	js  jetstream.JetStream
 	p   *Pipeline
 	log *slog.Logger
 }
 
-// NewWorker registers the extractor's consumers on deps.Bus.
-func NewWorker(deps Deps) (*Worker, error) {
-	w := &Worker{nc: deps.NC, js: deps.Bus.JetStream(), p: deps.Pipeline, log: deps.Logger.With("component", StageExtract)}
-	err := deps.Bus.Handle(bus.Consumer{
+// New returns an extractor consuming on deps.NC; Run drives it.
+func New(deps Deps) (*Worker, error) {
+	if deps.NC == nil || deps.Pipeline == nil {
+		return nil, errors.New("extractor needs a NATS connection and a transcript pipeline")
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	b, err := bus.New(deps.NC, deps.Logger)
+	if err != nil {
+		return nil, err
+	}
+	w := &Worker{bus: b, nc: deps.NC, js: b.JetStream(), p: deps.Pipeline, log: deps.Logger.With("component", StageExtract)}
+	err = b.Handle(bus.Consumer{
 		Stage:     StageIntake,
 		Stream:    contract.StreamTranscriptsIn,
 		Durable:   StageIntake,
@@ -56,7 +66,7 @@ func NewWorker(deps Deps) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = deps.Bus.Handle(bus.Consumer{
+	err = b.Handle(bus.Consumer{
 		Stage:       StageExtract,
 		Stream:      contract.StreamTranscripts,
 		Durable:     StageExtract,
@@ -69,6 +79,9 @@ func NewWorker(deps Deps) (*Worker, error) {
 	}
 	return w, nil
 }
+
+// Run consumes until ctx is cancelled and returns nil on a clean stop.
+func (w *Worker) Run(ctx context.Context) error { return w.bus.Run(ctx) }
 
 func (w *Worker) intake(ctx context.Context, m *bus.Message) error {
 	_, err := Store(ctx, w.js, w.p, m.Data)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knowhub/knowhub/internal/analysis"
@@ -27,7 +28,7 @@ type Config struct {
 
 // Deps are the indexer's collaborators.
 type Deps struct {
-	Bus    *bus.Bus
+	NC     *nats.Conn
 	Logger *slog.Logger
 	// Analyzer, when set, is shared with the process's other stages, so
 	// that one cache of stemmed words serves them all (see app.NewNode).
@@ -38,28 +39,30 @@ type Deps struct {
 // (and KH_KB, the current knowledge records).
 type Worker struct {
 	cfg Config
+	bus *bus.Bus
 	kv  jetstream.KeyValue
 	kb  jetstream.KeyValue
 	an  *analysis.Analyzer
 	log *slog.Logger
 }
 
-// New registers the indexer's consumers on deps.Bus; the bus's Run drives
-// them.
-func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
-	kv, err := deps.Bus.JetStream().KeyValue(ctx, contract.BucketIndex)
-	if err != nil {
-		return nil, fmt.Errorf("open bucket %s: %w", contract.BucketIndex, err)
+// New returns an indexer consuming on deps.NC; Run drives it.
+func New(cfg Config, deps Deps) (*Worker, error) {
+	if deps.NC == nil {
+		return nil, errors.New("indexer needs a NATS connection")
 	}
-	kbBucket, err := deps.Bus.JetStream().KeyValue(ctx, contract.BucketKB)
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	b, err := bus.New(deps.NC, deps.Logger)
 	if err != nil {
-		return nil, fmt.Errorf("open bucket %s: %w", contract.BucketKB, err)
+		return nil, err
 	}
 	an := deps.Analyzer
 	if an == nil {
 		an = analysis.New()
 	}
-	w := &Worker{cfg: cfg, kv: kv, kb: kbBucket, an: an, log: deps.Logger.With("component", Stage)}
+	w := &Worker{cfg: cfg, bus: b, an: an, log: deps.Logger.With("component", Stage)}
 	consumers := []struct {
 		stage, stream, filter string
 		// concurrency 1 keeps index writes in stream order, which is what
@@ -73,7 +76,7 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 		{StageKB, contract.StreamKnowledge, contract.SubjectKnowledge + ".>", 1, w.handleKB},
 	}
 	for _, c := range consumers {
-		err := deps.Bus.Handle(bus.Consumer{
+		err := b.Handle(bus.Consumer{
 			Stage:       c.stage,
 			Stream:      c.stream,
 			Durable:     c.stage,
@@ -86,6 +89,20 @@ func New(ctx context.Context, cfg Config, deps Deps) (*Worker, error) {
 		}
 	}
 	return w, nil
+}
+
+// Run opens the buckets it writes and consumes until ctx is cancelled; it
+// returns nil on a clean stop.
+func (w *Worker) Run(ctx context.Context) error {
+	js := w.bus.JetStream()
+	var err error
+	if w.kv, err = js.KeyValue(ctx, contract.BucketIndex); err != nil {
+		return fmt.Errorf("open bucket %s: %w", contract.BucketIndex, err)
+	}
+	if w.kb, err = js.KeyValue(ctx, contract.BucketKB); err != nil {
+		return fmt.Errorf("open bucket %s: %w", contract.BucketKB, err)
+	}
+	return w.bus.Run(ctx)
 }
 
 // StageTools names the indexer's tool-catalog consumer.
