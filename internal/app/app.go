@@ -21,7 +21,6 @@ import (
 	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/config"
-	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/indexer"
 	"github.com/knowhub/knowhub/internal/query"
@@ -80,7 +79,7 @@ func NewRedactor(cfg *config.Config) (*redact.Redactor, error) {
 
 // NewWatcher builds a watcher over cfg's repositories.
 func NewWatcher(cfg *config.Config, js jetstream.JetStream, maxPayload int64, red *redact.Redactor, log *slog.Logger) (*watcher.Watcher, error) {
-	wc := watcher.Config{Debounce: cfg.Watcher.Debounce(), MaxFileBytes: cfg.Watcher.MaxFileBytes}
+	wc := cfg.Watcher
 	for _, r := range cfg.Repositories {
 		wc.Repos = append(wc.Repos, watcher.Repo{
 			Name:    r.Name,
@@ -158,7 +157,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		}
 	}
 	if stages.Chunker {
-		w, err := chunker.New(chunker.Config{MaxTokens: cfg.Chunker.ChunkMaxTokens}, chunker.Deps{NC: nc, Redactor: red, Logger: log})
+		w, err := chunker.New(cfg.Chunker, chunker.Deps{NC: nc, Redactor: red, Logger: log})
 		if err != nil {
 			return nil, err
 		}
@@ -187,8 +186,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		n.add("watcher", w.Run)
 	}
 	if stages.Query {
-		q, err := query.New(query.Config{Limits: engine.Limits{DefaultTopK: cfg.Query.DefaultTopK, MaxTopK: cfg.Query.MaxTopK}},
-			query.Deps{JS: js, Logger: log, Analyzer: an})
+		q, err := query.New(cfg.Query, query.Deps{JS: js, Logger: log, Analyzer: an})
 		if err != nil {
 			return nil, err
 		}

@@ -19,10 +19,28 @@ import (
 // Stage is the chunker's name in logs, consumer names and the DLQ subject.
 const Stage = "chunker"
 
-// Config configures the chunker worker.
+// Config configures the chunker worker; the configuration file's
+// "chunker" object is this struct.
 type Config struct {
-	MaxTokens int
-	AckWait   time.Duration
+	// ChunkMaxTokens bounds a chunk's size; a longer section is split.
+	ChunkMaxTokens int `json:"chunkMaxTokens"`
+	// AckWait is how long a file event may be in flight before another
+	// replica gets it (default 15 s).
+	AckWait time.Duration `json:"-"`
+}
+
+// Bounds of Config.ChunkMaxTokens.
+const (
+	MinChunkMaxTokens = 50
+	MaxChunkMaxTokens = 8000
+)
+
+// Validate reports every problem of c, each as "key: problem".
+func (c Config) Validate() error {
+	if n := c.ChunkMaxTokens; n < MinChunkMaxTokens || n > MaxChunkMaxTokens {
+		return fmt.Errorf("chunkMaxTokens: must be between %d and %d, not %d", MinChunkMaxTokens, MaxChunkMaxTokens, n)
+	}
+	return nil
 }
 
 // Redactor removes secrets from text. Producers of KH_FILES are not
@@ -129,7 +147,7 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 	if want := contract.FileSubject(ev.Repo, ev.Path); want != m.Subject {
 		return bus.Permanent(fmt.Errorf("file event for %s/%s arrived on %s, want %s", ev.Repo, ev.Path, m.Subject, want))
 	}
-	cs, err := chunkValid(ev, m.Seq, w.red, Options{MaxTokens: w.cfg.MaxTokens})
+	cs, err := chunkValid(ev, m.Seq, w.red, Options{MaxTokens: w.cfg.ChunkMaxTokens})
 	if err != nil {
 		return bus.Permanent(err)
 	}

@@ -19,9 +19,11 @@ package config
 
 import (
 	"log/slog"
-	"time"
 
+	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/query"
+	"github.com/knowhub/knowhub/internal/watcher"
 )
 
 // Defaults. Sizes are in bytes.
@@ -46,8 +48,6 @@ const (
 
 // Limits enforced by Validate.
 const (
-	MinChunkMaxTokens = 50
-	MaxChunkMaxTokens = 8000
 	// MaxNATSPayload is the largest max_payload nats-server accepts.
 	MaxNATSPayload = 64 << 20
 )
@@ -59,15 +59,15 @@ const HTTPOff = "off"
 type Config struct {
 	// DataDir holds the embedded NATS server's JetStream store and any
 	// other local state of `knowhub up`. Relative to the config file.
-	DataDir      string       `json:"dataDir"`
-	NATS         NATS         `json:"nats"`
-	HTTP         HTTP         `json:"http"`
-	Repositories []Repository `json:"repositories"`
-	Redaction    Redaction    `json:"redaction"`
-	Chunker      Chunker      `json:"chunker"`
-	Watcher      Watcher      `json:"watcher"`
-	Query        Query        `json:"query"`
-	Extractor    Extractor    `json:"extractor"`
+	DataDir      string         `json:"dataDir"`
+	NATS         NATS           `json:"nats"`
+	HTTP         HTTP           `json:"http"`
+	Repositories []Repository   `json:"repositories"`
+	Redaction    Redaction      `json:"redaction"`
+	Chunker      chunker.Config `json:"chunker"`
+	Watcher      watcher.Config `json:"watcher"`
+	Query        query.Config   `json:"query"`
+	Extractor    Extractor      `json:"extractor"`
 }
 
 // NATS is how `knowhub up` runs its embedded server (Listen, MaxPayload)
@@ -189,23 +189,6 @@ type Pattern struct {
 	Keywords []string `json:"keywords"`
 }
 
-// Chunker configures the chunker.
-type Chunker struct {
-	// ChunkMaxTokens bounds a chunk's size; a longer section is split.
-	ChunkMaxTokens int `json:"chunkMaxTokens"`
-}
-
-// Watcher configures the watcher.
-type Watcher struct {
-	// DebounceMS is how long a file must stay quiet before it is read.
-	DebounceMS int `json:"debounceMs"`
-	// MaxFileBytes is the largest file read; a larger one is rejected.
-	MaxFileBytes int64 `json:"maxFileBytes"`
-}
-
-// Debounce is DebounceMS as a duration.
-func (w Watcher) Debounce() time.Duration { return time.Duration(w.DebounceMS) * time.Millisecond }
-
 // Extractor configures knowledge extraction from agent transcripts.
 type Extractor struct {
 	// PrivacyMode is "strict" (default: paths, emails, phones, IPs and
@@ -234,14 +217,6 @@ func (l LLM) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("base_url", l.BaseURL), slog.String("model", l.Model), slog.Bool("api_key_set", l.APIKey != ""))
 }
 
-// Query configures the query service.
-type Query struct {
-	// DefaultTopK is the number of hits when a request names none.
-	DefaultTopK int `json:"defaultTopK"`
-	// MaxTopK caps the number of hits a request may ask for.
-	MaxTopK int `json:"maxTopK"`
-}
-
 // Default returns the configuration used when there is no file: every
 // default set and no repositories.
 func Default() *Config {
@@ -257,12 +232,12 @@ func Default() *Config {
 			Listen:       DefaultHTTPListen,
 			MaxBodyBytes: DefaultMaxBodyBytes,
 		},
-		Chunker:   Chunker{ChunkMaxTokens: DefaultChunkMaxTokens},
+		Chunker:   chunker.Config{ChunkMaxTokens: DefaultChunkMaxTokens},
 		Extractor: Extractor{PrivacyMode: "strict", MaxEntries: 3, LLM: LLM{TimeoutSeconds: 60}},
-		Watcher: Watcher{
+		Watcher: watcher.Config{
 			DebounceMS:   DefaultDebounceMS,
 			MaxFileBytes: DefaultMaxFileBytes,
 		},
-		Query: Query{DefaultTopK: DefaultTopK, MaxTopK: DefaultMaxTopK},
+		Query: query.Config{DefaultTopK: DefaultTopK, MaxTopK: DefaultMaxTopK},
 	}
 }

@@ -34,6 +34,25 @@ func (e *errs) add(field, format string, args ...any) {
 
 func (e errs) err() error { return errors.Join(e...) }
 
+// stage adds the problems a stage's own Validate found, each phrased
+// "key: problem", under the stage's object in the file.
+func (e *errs) stage(object string, err error) {
+	if err == nil {
+		return
+	}
+	list := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	}
+	for _, one := range list {
+		key, problem, ok := strings.Cut(one.Error(), ": ")
+		if !ok {
+			key, problem = "", one.Error()
+		}
+		*e = append(*e, &FieldError{Field: joinPath(object, key), Problem: problem})
+	}
+}
+
 // removed names the keys that earlier versions accepted, with what an
 // operator should do instead: rejected with that message rather than as an
 // unknown field.

@@ -27,25 +27,9 @@ func (c *Config) Validate() error {
 	validateRepositories(&e, c.Repositories)
 	c.Redaction.validate(&e)
 
-	if n := c.Chunker.ChunkMaxTokens; n < MinChunkMaxTokens || n > MaxChunkMaxTokens {
-		e.add("chunker.chunkMaxTokens", "must be between %d and %d, not %d", MinChunkMaxTokens, MaxChunkMaxTokens, n)
-	}
-
-	if c.Watcher.DebounceMS < 0 {
-		e.add("watcher.debounceMs", "must not be negative")
-	}
-	if c.Watcher.MaxFileBytes <= 0 {
-		e.add("watcher.maxFileBytes", "must be positive")
-	}
-
-	if c.Query.DefaultTopK < 1 {
-		e.add("query.defaultTopK", "must be at least 1")
-	}
-	if c.Query.MaxTopK < 1 {
-		e.add("query.maxTopK", "must be at least 1")
-	} else if c.Query.DefaultTopK > c.Query.MaxTopK {
-		e.add("query.defaultTopK", "must not exceed query.maxTopK (%d)", c.Query.MaxTopK)
-	}
+	e.stage("chunker", c.Chunker.Validate())
+	e.stage("watcher", c.Watcher.Validate())
+	e.stage("query", c.Query.Validate())
 
 	switch c.Extractor.PrivacyMode {
 	case "strict", "relaxed":

@@ -24,18 +24,32 @@ import (
 // Stage is the query stage's name in logs.
 const Stage = "query"
 
-// Config configures a replica.
+// Config configures a replica; the configuration file's "query" object is
+// this struct. Zero values take the engine's defaults.
 type Config struct {
-	// Limits bound the hits a request may ask for.
-	Limits engine.Limits
+	// DefaultTopK is the number of hits when a request names none.
+	DefaultTopK int `json:"defaultTopK"`
+	// MaxTopK caps the number of hits a request may ask for.
+	MaxTopK int `json:"maxTopK"`
 }
 
-// Validate reports a configuration that cannot work.
+// Limits are the engine limits of c.
+func (c Config) Limits() engine.Limits {
+	return engine.Limits{DefaultTopK: c.DefaultTopK, MaxTopK: c.MaxTopK}
+}
+
+// Validate reports every problem of c, each as "key: problem".
 func (c Config) Validate() error {
-	if c.Limits.DefaultTopK < 0 || c.Limits.MaxTopK < 0 {
-		return errors.New("query: top-k limits must not be negative")
+	var errs []error
+	if c.DefaultTopK < 1 {
+		errs = append(errs, errors.New("defaultTopK: must be at least 1"))
 	}
-	return nil
+	if c.MaxTopK < 1 {
+		errs = append(errs, errors.New("maxTopK: must be at least 1"))
+	} else if c.DefaultTopK > c.MaxTopK {
+		errs = append(errs, fmt.Errorf("defaultTopK: must not exceed query.maxTopK (%d)", c.MaxTopK))
+	}
+	return errors.Join(errs...)
 }
 
 // Deps are the replica's collaborators.
@@ -63,8 +77,11 @@ type Replica struct {
 
 // New returns a replica; Run starts it.
 func New(cfg Config, deps Deps) (*Replica, error) {
+	if cfg.DefaultTopK == 0 && cfg.MaxTopK == 0 {
+		cfg = Config{DefaultTopK: 10, MaxTopK: 100}
+	}
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("query: %w", err)
 	}
 	if deps.JS == nil {
 		return nil, errors.New("query: a JetStream context is required")
@@ -78,7 +95,7 @@ func New(cfg Config, deps Deps) (*Replica, error) {
 	return &Replica{
 		js:     deps.JS,
 		log:    deps.Logger.With("component", Stage),
-		engine: engine.NewWithAnalyzer(cfg.Limits, engine.DefaultScoring(), deps.Analyzer),
+		engine: engine.NewWithAnalyzer(cfg.Limits(), engine.DefaultScoring(), deps.Analyzer),
 		ready:  make(chan struct{}),
 	}, nil
 }

@@ -58,27 +58,31 @@ type Repo struct {
 	Exclude []string
 }
 
-// Config configures a Watcher.
+// Config configures a Watcher; the configuration file's "watcher" object
+// is this struct, and its repositories come from the file's top-level list.
 type Config struct {
-	Repos []Repo
-	// Debounce is how long the file system must stay quiet before dirty
-	// paths are processed (default DefaultDebounce). Under a constant
-	// stream of events, dirty paths are processed at the latest
-	// max(1s, Debounce) after the first one.
-	Debounce time.Duration
+	Repos []Repo `json:"-"`
+	// DebounceMS is how long, in milliseconds, the file system must stay
+	// quiet before dirty paths are processed (0 means DefaultDebounce).
+	// Under a constant stream of events, dirty paths are processed at the
+	// latest max(1s, debounce) after the first one.
+	DebounceMS int `json:"debounceMs"`
 	// MaxFileBytes is the largest file published; a larger one is skipped
-	// (default DefaultMaxFileBytes).
-	MaxFileBytes int64
+	// (0 means DefaultMaxFileBytes).
+	MaxFileBytes int64 `json:"maxFileBytes"`
 }
 
-// Validate reports the first problem with c. New calls it after applying
-// defaults.
+// Debounce is DebounceMS as a duration.
+func (c Config) Debounce() time.Duration { return time.Duration(c.DebounceMS) * time.Millisecond }
+
+// Validate reports the first problem with c, as "key: problem" for the
+// watcher's own keys. New calls it after applying defaults.
 func (c *Config) Validate() error {
-	if c.Debounce < 0 {
-		return fmt.Errorf("watcher debounce %s is negative", c.Debounce)
+	if c.DebounceMS < 0 {
+		return errors.New("debounceMs: must not be negative")
 	}
-	if c.MaxFileBytes < 0 {
-		return fmt.Errorf("watcher max file bytes %d is negative", c.MaxFileBytes)
+	if c.MaxFileBytes <= 0 {
+		return errors.New("maxFileBytes: must be positive")
 	}
 	seen := make(map[string]bool, len(c.Repos))
 	for _, r := range c.Repos {
@@ -186,8 +190,8 @@ type Watcher struct {
 
 // New validates cfg and returns a Watcher. It does not touch the network.
 func New(cfg Config, deps Deps) (*Watcher, error) {
-	if cfg.Debounce == 0 {
-		cfg.Debounce = DefaultDebounce
+	if cfg.DebounceMS == 0 {
+		cfg.DebounceMS = int(DefaultDebounce / time.Millisecond)
 	}
 	if cfg.MaxFileBytes == 0 {
 		cfg.MaxFileBytes = DefaultMaxFileBytes
@@ -211,8 +215,8 @@ func New(cfg Config, deps Deps) (*Watcher, error) {
 		js:           deps.JS,
 		redactor:     deps.Redactor,
 		log:          deps.Logger.With("component", "watcher"),
-		debounce:     cfg.Debounce,
-		maxDelay:     max(time.Second, cfg.Debounce),
+		debounce:     cfg.Debounce(),
+		maxDelay:     max(time.Second, cfg.Debounce()),
 		maxFileBytes: cfg.MaxFileBytes,
 		maxPayload:   deps.MaxPayload,
 		ready:        make(chan struct{}),

@@ -467,7 +467,7 @@ func TestNewValidates(t *testing.T) {
 		"bad exclude":  {Config{Repos: []Repo{{Name: "a", Root: "/tmp", Exclude: []string{"{x"}}}}, deps},
 		"no redactor":  {Config{}, Deps{JS: e.js}},
 		"no js":        {Config{}, Deps{Redactor: fakeRedactor{}}},
-		"neg debounce": {Config{Debounce: -1}, deps},
+		"neg debounce": {Config{DebounceMS: -1}, deps},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := New(tc.cfg, tc.deps); err == nil {
@@ -495,8 +495,8 @@ func TestLive(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, root, "existing.md", "# existing")
 	w := e.newWatcher(t, Config{
-		Repos:    []Repo{{Name: "docs", Root: root, Meta: meta, Exclude: []string{"drafts/**"}}},
-		Debounce: 50 * time.Millisecond,
+		Repos:      []Repo{{Name: "docs", Root: root, Meta: meta, Exclude: []string{"drafts/**"}}},
+		DebounceMS: 50,
 	})
 	run(t, w)
 	const timeout = 10 * time.Second
@@ -615,8 +615,8 @@ func TestLiveConstantWritesStillPublish(t *testing.T) {
 	e := newEnv(t)
 	root := t.TempDir()
 	w := e.newWatcher(t, Config{
-		Repos:    []Repo{{Name: "docs", Root: root, Meta: meta}},
-		Debounce: 500 * time.Millisecond,
+		Repos:      []Repo{{Name: "docs", Root: root, Meta: meta}},
+		DebounceMS: 500,
 	})
 	run(t, w)
 
@@ -651,8 +651,8 @@ func TestOverflowRescans(t *testing.T) {
 	root := t.TempDir()
 	writeFile(t, root, "quiet/q.md", "# q v1")
 	w := e.newWatcher(t, Config{
-		Repos:    []Repo{{Name: "docs", Root: root, Meta: meta}},
-		Debounce: 20 * time.Millisecond,
+		Repos:      []Repo{{Name: "docs", Root: root, Meta: meta}},
+		DebounceMS: 20,
 	})
 	run(t, w)
 
@@ -695,7 +695,7 @@ func TestPathEscaping(t *testing.T) {
 func TestLivePublishFailureIsRetried(t *testing.T) {
 	e := newEnv(t)
 	root := t.TempDir()
-	w := e.newWatcher(t, Config{Repos: []Repo{{Name: "docs", Root: root, Meta: meta}}, Debounce: 20 * time.Millisecond})
+	w := e.newWatcher(t, Config{Repos: []Repo{{Name: "docs", Root: root, Meta: meta}}, DebounceMS: 20})
 	run(t, w)
 	ctx := context.Background()
 	if err := e.js.DeleteStream(ctx, contract.StreamFiles); err != nil {
