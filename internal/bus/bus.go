@@ -115,7 +115,7 @@ func New(nc *nats.Conn, log *slog.Logger) (*Bus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	wlog := slogAdapter{log.With("component", "bus")}
+	wlog := watermillLogger(log.With("component", "bus"))
 	router, err := message.NewRouter(message.RouterConfig{CloseTimeout: 10 * time.Second}, wlog)
 	if err != nil {
 		return nil, fmt.Errorf("router: %w", err)
@@ -145,7 +145,7 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 		MaxInterval:     2 * time.Second,
 		Multiplier:      2,
 		ShouldRetry:     func(p middleware.RetryParams) bool { return !IsPermanent(p.Err) },
-		Logger:          slogAdapter{b.log.With("component", "bus", "stage", c.Stage)},
+		Logger:          watermillLogger(b.log.With("component", "bus", "stage", c.Stage)),
 	}
 	var dlq message.Publisher = b.dlq
 	if c.Sensitive {
