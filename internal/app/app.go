@@ -294,7 +294,7 @@ func (n *Node) reindexIfStale(ctx context.Context) error {
 	}
 	if v := n.Query.StaleDocs(); v != "" {
 		n.log.Warn("the index was built by another analyzer version; rebuilding it from KH_FILES", "index", v, "now", analysis.Version)
-		res, err := Replay(ctx, n.js)
+		res, err := watcher.Replay(ctx, n.js)
 		switch {
 		case ctx.Err() != nil:
 		case err != nil:

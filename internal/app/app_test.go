@@ -21,6 +21,7 @@ import (
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/natstest"
+	"github.com/knowhub/knowhub/internal/watcher"
 )
 
 func testLogger(t testing.TB) *slog.Logger {
@@ -447,7 +448,7 @@ func TestReplayRebuildsTheSameIndex(t *testing.T) {
 	}
 	waitSearch(t, srv.NC, "install package manager", "the wiped index to be empty", func(r *contract.SearchResponse) bool { return len(r.Hits) == 0 })
 
-	res, err := Replay(ctx, srv.JS)
+	res, err := watcher.Replay(ctx, srv.JS)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/knowhub/knowhub/internal/config"
+	"github.com/knowhub/knowhub/internal/indexer"
 	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/natstest"
 )
@@ -177,7 +178,7 @@ func TestKnowledgeSaveSearchFeedback(t *testing.T) {
 	}
 
 	// Replay with another formula recomputes every score.
-	n, err := ReplayKB(t.Context(), a.srv.JS, kb.Folder{Quality: func(int, int, int) float64 { return 0.125 }})
+	n, err := indexer.ReplayKB(t.Context(), a.srv.JS, kb.Folder{Quality: func(int, int, int) float64 { return 0.125 }})
 	if err != nil || n != 1 {
 		t.Fatalf("replay: %d entries, %v", n, err)
 	}

@@ -123,3 +123,9 @@ func WaitCaughtUp(ctx context.Context, js jetstream.JetStream, applied func() ui
 		}
 	}
 }
+
+// WaitPipeline polls until the chunker and the indexer have no pending
+// messages.
+func WaitPipeline(ctx context.Context, js jetstream.JetStream) error {
+	return WaitCaughtUp(ctx, js, func() uint64 { return ^uint64(0) })
+}

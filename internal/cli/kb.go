@@ -10,6 +10,7 @@ import (
 
 	"github.com/knowhub/knowhub/internal/app"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/indexer"
 	"github.com/knowhub/knowhub/internal/kb"
 )
 
@@ -152,7 +153,7 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stdout, "revoked %d entries extracted from transcript %s\n", n, *tid)
 	case "replay":
-		n, err := app.ReplayKB(ctx, js, kb.Folder{})
+		n, err := indexer.ReplayKB(ctx, js, kb.Folder{})
 		if err != nil {
 			return err
 		}

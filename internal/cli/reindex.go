@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/knowhub/knowhub/internal/app"
+	"github.com/knowhub/knowhub/internal/watcher"
 )
 
 func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -51,7 +52,7 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		fmt.Fprintf(stdout, "rescanned: %d files published, %d deleted, %d skipped\n", res.Published, res.Deleted, res.Skipped)
 	} else {
-		res, err := app.Replay(ctx, js)
+		res, err := watcher.Replay(ctx, js)
 		if err != nil {
 			return err
 		}

@@ -51,10 +51,18 @@ func (w *Worker) indexKB(ctx context.Context, entry *kb.Entry) error {
 // compare-and-set, and returns the entry as it now stands. An event the
 // record already reflects (a redelivery) changes nothing.
 func FoldKB(ctx context.Context, bucket jetstream.KeyValue, f kb.Folder, ev *kb.Event, seq uint64) (*kb.Entry, error) {
+	return writeRecord(ctx, bucket, ev.ID, func(cur *kb.Entry) (*kb.Entry, error) { return f.Fold(cur, ev, seq) })
+}
+
+// writeRecord replaces the KH_KB record id with next(current) by
+// compare-and-set, retrying when another writer got there first, and
+// returns the record as it now stands. next returning its argument writes
+// nothing. Every writer of KH_KB goes through it.
+func writeRecord(ctx context.Context, bucket jetstream.KeyValue, id string, next func(cur *kb.Entry) (*kb.Entry, error)) (*kb.Entry, error) {
 	for attempt := 0; attempt < 16; attempt++ {
 		var cur *kb.Entry
 		var rev uint64
-		e, err := bucket.Get(ctx, ev.ID)
+		e, err := bucket.Get(ctx, id)
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 		case err != nil:
@@ -62,25 +70,25 @@ func FoldKB(ctx context.Context, bucket jetstream.KeyValue, f kb.Folder, ev *kb.
 		default:
 			cur = new(kb.Entry)
 			if err := json.Unmarshal(e.Value(), cur); err != nil {
-				return nil, bus.Permanent(fmt.Errorf("decode record %s: %w", ev.ID, err))
+				return nil, bus.Permanent(fmt.Errorf("decode record %s: %w", id, err))
 			}
 			rev = e.Revision()
 		}
-		next, err := f.Fold(cur, ev, seq)
+		out, err := next(cur)
 		if err != nil {
 			return nil, bus.Permanent(err)
 		}
-		if next == cur {
+		if out == cur {
 			return cur, nil
 		}
-		data, err := json.Marshal(next)
+		data, err := json.Marshal(out)
 		if err != nil {
 			return nil, bus.Permanent(err)
 		}
 		if rev == 0 {
-			_, err = bucket.Create(ctx, ev.ID, data)
+			_, err = bucket.Create(ctx, id, data)
 		} else {
-			_, err = bucket.Update(ctx, ev.ID, data, rev)
+			_, err = bucket.Update(ctx, id, data, rev)
 		}
 		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			continue
@@ -88,7 +96,7 @@ func FoldKB(ctx context.Context, bucket jetstream.KeyValue, f kb.Folder, ev *kb.
 		if err != nil {
 			return nil, err
 		}
-		return next, nil
+		return out, nil
 	}
 	return nil, errors.New("too many concurrent writers")
 }

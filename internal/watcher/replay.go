@@ -1,4 +1,4 @@
-package app
+package watcher
 
 import (
 	"context"
@@ -77,10 +77,4 @@ func Replay(ctx context.Context, js jetstream.JetStream) (ReplayResult, error) {
 		}
 	}
 	return res, nil
-}
-
-// WaitPipeline polls until the chunker and the indexer have no pending
-// messages.
-func WaitPipeline(ctx context.Context, js jetstream.JetStream) error {
-	return WaitCaughtUp(ctx, js, func() uint64 { return ^uint64(0) })
 }

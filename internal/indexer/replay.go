@@ -1,4 +1,4 @@
-package app
+package indexer
 
 import (
 	"context"
@@ -10,14 +10,16 @@ import (
 
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/contract"
-	"github.com/knowhub/knowhub/internal/indexer"
 	"github.com/knowhub/knowhub/internal/kb"
 )
 
 // ReplayKB recomputes every knowledge record from KH_KNOWLEDGE: it folds
 // all events from the start with f (so a changed quality formula applies
 // to every entry), then rewrites KH_KB and the entries' KH_INDEX
-// documents. It returns the number of entries written.
+// documents. Records and documents are written as the indexer writes them,
+// by compare-and-set: a record the live indexer has meanwhile folded a
+// newer event into keeps that newer state. It returns the number of
+// entries written.
 func ReplayKB(ctx context.Context, js jetstream.JetStream, f kb.Folder) (int, error) {
 	stream, err := js.Stream(ctx, contract.StreamKnowledge)
 	if err != nil {
@@ -63,18 +65,20 @@ func ReplayKB(ctx context.Context, js jetstream.JetStream, f kb.Folder) (int, er
 	}
 	an := analysis.New()
 	for id, e := range entries {
-		data, err := json.Marshal(e)
+		e, err := writeRecord(ctx, records, id, func(cur *kb.Entry) (*kb.Entry, error) {
+			if cur != nil && cur.Seq > e.Seq {
+				return cur, nil
+			}
+			return e, nil
+		})
 		if err != nil {
-			return 0, err
-		}
-		if _, err := records.Put(ctx, id, data); err != nil {
 			return 0, fmt.Errorf("write record %s: %w", id, err)
 		}
 		val, err := contract.EncodeIndexDoc(kb.BuildDoc(e, an))
 		if err != nil {
 			return 0, err
 		}
-		if _, err := indexer.Write(ctx, index, contract.KBIndexKey(id), e.Seq, val); err != nil {
+		if _, err := Write(ctx, index, contract.KBIndexKey(id), e.Seq, val); err != nil {
 			return 0, fmt.Errorf("write index %s: %w", id, err)
 		}
 	}
