@@ -79,7 +79,8 @@ Usage:
   knowhub extract TRANSCRIPT.json | --replay [--since T] [--dry-run]
   knowhub worker STAGE [flags]                    run one stage (watcher, chunker, indexer, query) against NATS
   knowhub bench [--corpus DIR]                    measure indexing, query latency and memory
-  knowhub eval DIR | --markdown DIR [--json]      score retrieval on a judged collection (nDCG@10, recall, MRR)
+  knowhub eval DIR | --markdown DIR [--json]      score retrieval on a judged collection (nDCG@10, recall, MRR, hit@k)
+  knowhub eval --sets DIR --half dev|test         score every judged docs set of DIR in one table
 
 Run "knowhub COMMAND -h" for a command's flags.
 `)

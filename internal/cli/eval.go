@@ -31,16 +31,24 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	tag := c.fs.String("tag", "knowhub", "run tag written in the run file")
 	limit := c.fs.Int("limit", 0, "evaluate only the first `N` judged queries (0: all)")
 	collection := c.fs.String("collection", "docs", "how DIR's documents are indexed and searched: docs or tools")
+	strip := c.fs.String("strip-front-matter", "", "with --markdown, remove these front-matter `keys` (comma-separated) from every file before indexing")
+	setsDir := c.fs.String("sets", "", "evaluate every judged docs set under `dir` (one folder per set, see internal/eval/testdata/docs)")
+	half := c.fs.String("half", eval.Dev, "with --sets, the `half` evaluated: dev or test")
+	corpora := c.fs.String("corpora", "../shared/corpora", "with --sets, the `dir` holding the sets' corpora")
 	c.fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage:
   knowhub eval DIR                  DIR holds corpus.jsonl, queries.jsonl and qrels.tsv
   knowhub eval DIR --collection tools
                                     each document is a tool (id = name, text = description)
-  knowhub eval --markdown DOCS_DIR --queries Q.jsonl --qrels QRELS.tsv
+  knowhub eval --markdown DOCS_DIR --queries Q.jsonl --qrels QRELS.tsv [--strip-front-matter KEY,...]
                                     qrels name files by their path relative to DOCS_DIR
+  knowhub eval --sets SETS_DIR --half dev|test [--corpora CORPORA_DIR]
+                                    every set of SETS_DIR, one table
 
 Prints nDCG@10, Recall@10, Recall@100 and MRR@10 (trec_eval conventions),
-averaged over the queries that have a relevant document.
+and hit@1 and hit@5 (the share of queries with a relevant document in the
+first 1 or 5; for Markdown, a page is hit when one of its sections is
+returned), averaged over the queries that have a relevant document.
 
 `)
 		c.fs.PrintDefaults()
@@ -49,8 +57,20 @@ averaged over the queries that have a relevant document.
 	if err != nil {
 		return err
 	}
+	if *setsDir != "" {
+		if *markdown != "" || len(pos) > 0 || *queriesPath != "" || *qrelsPath != "" || *runPath != "" || *strip != "" {
+			return usageError{errors.New("--sets runs alone: drop DIR, --markdown, --queries, --qrels, --run and --strip-front-matter")}
+		}
+		return evalSets(ctx, *setsDir, *corpora, *half, *limit, *asJSON, stdout, stderr)
+	}
+	stripKeys, err := frontMatterKeys(*strip)
+	if err != nil {
+		return usageError{err}
+	}
 	var dir string
 	switch {
+	case len(stripKeys) > 0 && *markdown == "":
+		return usageError{errors.New("--strip-front-matter applies to --markdown")}
 	case *tag == "" || strings.ContainsFunc(*tag, unicode.IsSpace):
 		return usageError{fmt.Errorf("--tag %q: want one word", *tag)}
 	case *collection != "docs" && *collection != "tools":
@@ -109,7 +129,7 @@ averaged over the queries that have a relevant document.
 	}
 	var col *eval.Collection
 	if *markdown != "" {
-		if col, err = eval.IndexMarkdown(ctx, *markdown, 0); err != nil {
+		if col, err = eval.IndexMarkdownWith(ctx, *markdown, eval.MarkdownOptions{StripFrontMatter: stripKeys}); err != nil {
 			return fmt.Errorf("index %s: %w", *markdown, err)
 		}
 		for _, s := range col.Skipped {
@@ -145,8 +165,8 @@ averaged over the queries that have a relevant document.
 			return err
 		}
 	} else {
-		fmt.Fprintf(stdout, "\nnDCG@10     %.4f\nRecall@10   %.4f\nRecall@100  %.4f\nMRR@10      %.4f\nqueries     %d\n",
-			rep.NDCG10, rep.Recall10, rep.Recall100, rep.MRR10, rep.Queries)
+		fmt.Fprintf(stdout, "\nnDCG@10     %.4f\nRecall@10   %.4f\nRecall@100  %.4f\nMRR@10      %.4f\nhit@1       %.4f\nhit@5       %.4f\nqueries     %d\n",
+			rep.NDCG10, rep.Recall10, rep.Recall100, rep.MRR10, rep.Hit1, rep.Hit5, rep.Queries)
 	}
 	if runFile != nil {
 		if err := eval.WriteRun(runFile, rep.Results, *tag); err != nil {

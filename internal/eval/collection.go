@@ -79,11 +79,6 @@ func IndexDocs(ctx context.Context, docs []Doc, workers int) (*Collection, error
 	return c, nil
 }
 
-// IndexMarkdown indexes every .md and .mdx file under dir (directories
-// whose name starts with '.' are skipped) through chunker.Split, as the
-// pipeline does, using up to workers goroutines (0 means GOMAXPROCS).
-// A file the chunker rejects is listed in Skipped; one that yields no
-// chunk (blank) is not indexed.
 // IndexTools indexes each document as a core tool (id = name, text =
 // description) and searches it through tool search.
 func IndexTools(ctx context.Context, docs []Doc, workers int) (*Collection, error) {
@@ -106,7 +101,31 @@ func IndexTools(ctx context.Context, docs []Doc, workers int) (*Collection, erro
 	return c, nil
 }
 
+// IndexMarkdown indexes every .md and .mdx file under dir (directories
+// whose name starts with '.' are skipped) through chunker.Split, as the
+// pipeline does, using up to workers goroutines (0 means GOMAXPROCS).
+// A file the chunker rejects is listed in Skipped; one that yields no
+// chunk (blank) is not indexed.
 func IndexMarkdown(ctx context.Context, dir string, workers int) (*Collection, error) {
+	return IndexMarkdownWith(ctx, dir, MarkdownOptions{Workers: workers})
+}
+
+// MarkdownOptions tune IndexMarkdownWith.
+type MarkdownOptions struct {
+	// Workers is the number of files read and indexed at once; 0 means
+	// GOMAXPROCS.
+	Workers int
+	// StripFrontMatter names top-level front-matter keys removed from
+	// every file before it is chunked (see StripFrontMatter), so that
+	// nothing of their values is indexed: a judged set made from a key
+	// does not find its answers in that key. A file whose front matter
+	// cannot be parsed is listed in Skipped.
+	StripFrontMatter []string
+}
+
+// IndexMarkdownWith is IndexMarkdown with options.
+func IndexMarkdownWith(ctx context.Context, dir string, opts MarkdownOptions) (*Collection, error) {
+	workers := opts.Workers
 	start := time.Now()
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -143,6 +162,12 @@ func IndexMarkdown(ctx context.Context, dir string, workers int) (*Collection, e
 			return err
 		}
 		rel = filepath.ToSlash(rel)
+		if data, err = StripFrontMatter(data, opts.StripFrontMatter); err != nil {
+			mu.Lock()
+			c.Skipped = append(c.Skipped, fmt.Sprintf("strip front matter of %s: %v", rel, err))
+			mu.Unlock()
+			return nil
+		}
 		cs, err := chunker.Split(rel, data, chunker.Options{})
 		if err != nil {
 			mu.Lock()

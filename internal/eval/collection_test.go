@@ -68,6 +68,8 @@ func TestEndToEnd(t *testing.T) {
 		Recall10:  2.5 / 3,
 		Recall100: 2.5 / 3,
 		MRR10:     2.5 / 3,
+		Hit1:      2.0 / 3, // q1 and q3
+		Hit5:      1,
 	}
 	if rep.Queries != 3 || !nearScores(rep.Scores, want) {
 		t.Errorf("%d queries, %+v; want 3, %+v", rep.Queries, rep.Scores, want)
@@ -134,7 +136,7 @@ func TestMarkdown(t *testing.T) {
 	}
 	// Query 1: b.md at file rank 2 (chunk rank 3): nDCG 1/log2(3), RR 1/2.
 	// Query 2: sub/c.md at rank 1. Means: nDCG (0.6309+1)/2, MRR 0.75.
-	want := Scores{NDCG10: (1/log2of3 + 1) / 2, Recall10: 1, Recall100: 1, MRR10: 0.75}
+	want := Scores{NDCG10: (1/log2of3 + 1) / 2, Recall10: 1, Recall100: 1, MRR10: 0.75, Hit1: 0.5, Hit5: 1}
 	if rep.Queries != 2 || !nearScores(rep.Scores, want) {
 		t.Errorf("%d queries, %+v; want 2, %+v", rep.Queries, rep.Scores, want)
 	}

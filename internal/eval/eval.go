@@ -1,6 +1,6 @@
 // Package eval measures retrieval quality on judged collections: it runs
 // every judged query through a Searcher and reports nDCG@10, Recall@10,
-// Recall@100 and MRR@10 with trec_eval's conventions. Collection puts a
+// Recall@100 and MRR@10 with trec_eval's conventions, and hit@1 and hit@5. Collection puts a
 // corpus (JSONL documents or a folder of Markdown) through the real
 // analysis, chunking, indexing and search code, without NATS.
 package eval
@@ -119,17 +119,10 @@ func Run(ctx context.Context, s Searcher, queries []Query, qrels Qrels, opts Opt
 		return nil, err
 	}
 	for _, r := range rep.Results {
-		rep.NDCG10 += r.NDCG10
-		rep.Recall10 += r.Recall10
-		rep.Recall100 += r.Recall100
-		rep.MRR10 += r.MRR10
+		rep.add(r.Scores)
 	}
-	n := float64(len(rep.Results))
 	rep.Queries = len(rep.Results)
-	rep.NDCG10 /= n
-	rep.Recall10 /= n
-	rep.Recall100 /= n
-	rep.MRR10 /= n
+	rep.scale(1 / float64(rep.Queries))
 	return rep, nil
 }
 

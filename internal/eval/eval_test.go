@@ -42,7 +42,8 @@ func TestRun(t *testing.T) {
 	//     recalls 1, RR 1/2.
 	// q3: no relevant doc, skipped. q4: all 0.
 	q2 := (1/log2of3 + 1) / (2 + 1/log2of3)
-	want := Scores{NDCG10: (1 + q2) / 3, Recall10: 2.0 / 3, Recall100: 2.0 / 3, MRR10: 1.5 / 3}
+	// hit@1: q1 only; hit@5: q1 and q2.
+	want := Scores{NDCG10: (1 + q2) / 3, Recall10: 2.0 / 3, Recall100: 2.0 / 3, MRR10: 1.5 / 3, Hit1: 1.0 / 3, Hit5: 2.0 / 3}
 	if rep.Queries != 3 || rep.Unjudged != 1 || rep.Missing != 1 {
 		t.Errorf("queries %d, unjudged %d, missing %d; want 3, 1, 1", rep.Queries, rep.Unjudged, rep.Missing)
 	}
@@ -80,7 +81,8 @@ func TestRun(t *testing.T) {
 }
 
 func nearScores(a, b Scores) bool {
-	return near(a.NDCG10, b.NDCG10) && near(a.Recall10, b.Recall10) && near(a.Recall100, b.Recall100) && near(a.MRR10, b.MRR10)
+	return near(a.NDCG10, b.NDCG10) && near(a.Recall10, b.Recall10) && near(a.Recall100, b.Recall100) && near(a.MRR10, b.MRR10) &&
+		near(a.Hit1, b.Hit1) && near(a.Hit5, b.Hit5)
 }
 
 func TestWriteRun(t *testing.T) {

@@ -95,12 +95,46 @@ func ReciprocalRank(ranking []string, rel map[string]int, k int) float64 {
 	return 0
 }
 
+// Hit returns 1 when one of the first k of ranking is relevant (grade >
+// 0) and 0 otherwise; its mean is hit@k, the share of queries answered in
+// the first k. On a Markdown folder, where a page stands for its best
+// section, it is the page-level hit: a section of a relevant page was
+// returned in the first k pages.
+func Hit(ranking []string, rel map[string]int, k int) float64 {
+	if ReciprocalRank(ranking, rel, k) > 0 {
+		return 1
+	}
+	return 0
+}
+
 // Scores are one query's figures, or their means over queries.
 type Scores struct {
 	NDCG10    float64 `json:"ndcg@10"`
 	Recall10  float64 `json:"recall@10"`
 	Recall100 float64 `json:"recall@100"`
 	MRR10     float64 `json:"mrr@10"`
+	Hit1      float64 `json:"hit@1"`
+	Hit5      float64 `json:"hit@5"`
+}
+
+// add adds o's figures to s.
+func (s *Scores) add(o Scores) {
+	s.NDCG10 += o.NDCG10
+	s.Recall10 += o.Recall10
+	s.Recall100 += o.Recall100
+	s.MRR10 += o.MRR10
+	s.Hit1 += o.Hit1
+	s.Hit5 += o.Hit5
+}
+
+// scale multiplies s's figures by f.
+func (s *Scores) scale(f float64) {
+	s.NDCG10 *= f
+	s.Recall10 *= f
+	s.Recall100 *= f
+	s.MRR10 *= f
+	s.Hit1 *= f
+	s.Hit5 *= f
 }
 
 // Score computes a query's figures from its run, which it orders first
@@ -120,5 +154,7 @@ func scoreIDs(ids []string, rel map[string]int) Scores {
 		Recall10:  Recall(ids, rel, 10),
 		Recall100: Recall(ids, rel, 100),
 		MRR10:     ReciprocalRank(ids, rel, 10),
+		Hit1:      Hit(ids, rel, 1),
+		Hit5:      Hit(ids, rel, 5),
 	}
 }

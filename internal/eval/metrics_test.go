@@ -142,3 +142,29 @@ func TestOrderTies(t *testing.T) {
 		t.Errorf("Score with a tie = %+v, want nDCG %.6f, MRR 0.5, Recall 1", s, 1/log2of3)
 	}
 }
+
+func TestHit(t *testing.T) {
+	rel := map[string]int{"p2": 2, "p1": 1}
+	tests := []struct {
+		name       string
+		ranking    []string
+		hit1, hit5 float64
+	}{
+		{"best page first", []string{"p2", "x", "y"}, 1, 1},
+		{"a page that also answers first", []string{"p1", "p2"}, 1, 1},
+		{"relevant at rank 5", []string{"a", "b", "c", "d", "p1"}, 0, 1},
+		{"relevant at rank 6", []string{"a", "b", "c", "d", "e", "p2"}, 0, 0},
+		{"nothing retrieved", nil, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := scoreIDs(tt.ranking, rel)
+			if s.Hit1 != tt.hit1 || s.Hit5 != tt.hit5 {
+				t.Errorf("hit@1 %v, hit@5 %v; want %v, %v", s.Hit1, s.Hit5, tt.hit1, tt.hit5)
+			}
+		})
+	}
+	if got := Hit([]string{"a"}, map[string]int{"a": 0}, 5); got != 0 {
+		t.Errorf("grade 0 at rank 1: hit %v, want 0", got)
+	}
+}
