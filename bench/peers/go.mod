@@ -1,4 +1,4 @@
-module github.com/knowhub/knowhub/bench/bleve
+module github.com/knowhub/knowhub/bench/peers
 
 go 1.26.8
 
