@@ -22,8 +22,13 @@
 //	go run . ../../../shared/eval/scifact
 //
 // It is a module of its own so that knowhub does not depend on the
-// peers' libraries. ./bleve, beside it, is bleve's speed reference for
-// knowhub's bench.
+// peers' libraries. For the same reason it is a command of its own rather
+// than a `knowhub eval --peers` that would shell out to `go run` here: a
+// knowhub binary has neither this source tree nor a Go toolchain with it,
+// and such a flag would measure the tree's knowhub, not the binary's. This
+// command takes `knowhub eval`'s collection flags as they are, and always
+// measures the knowhub of the tree it sits in. ./bleve, beside it, is
+// bleve's speed reference for knowhub's bench.
 package main
 
 import (
