@@ -5,9 +5,10 @@
 // knowhub's figures are best read as ratios to this reference measured
 // alongside them.
 //
-// It is a module of its own so that knowhub does not depend on bleve:
+// It lives in bench/peers, a module of its own, so that knowhub does not
+// depend on bleve:
 //
-//	cd bench/bleve && go run . --corpus ../../../shared/corpora/openclaw-docs-i18n.tar.gz
+//	cd bench/peers && go run ./bleve --corpus ../../../shared/corpora/openclaw-docs-i18n.tar.gz
 package main
 
 import (
