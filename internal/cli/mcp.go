@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/knowhub/knowhub/internal/api"
 	"github.com/knowhub/knowhub/internal/broker"
@@ -52,7 +51,7 @@ func cmdMCP(ctx context.Context, args []string, _, stderr io.Writer) error {
 	}
 	defer nc.Close()
 	srv := api.NewMCPServer(&api.Remote{NC: nc, Scopes: scopes, Timeout: *timeout}, log)
-	err = srv.Run(ctx, &mcp.StdioTransport{})
+	err = srv.Run(ctx, &api.LineTransport{In: os.Stdin, Out: os.Stdout, Log: log})
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil
 	}
