@@ -31,7 +31,7 @@ type knowhub struct {
 	node *app.Node
 }
 
-func startKnowhub(t *testing.T, tokens ...config.Token) *knowhub {
+func startKnowhub(t testing.TB, tokens ...config.Token) *knowhub {
 	t.Helper()
 	srv := natstest.Start(t, "")
 	core, ext := t.TempDir(), t.TempDir()
@@ -102,7 +102,7 @@ func startKnowhub(t *testing.T, tokens ...config.Token) *knowhub {
 }
 
 // connect serves ops to one in-memory client session.
-func connect(t *testing.T, ops api.Ops) *mcp.ClientSession {
+func connect(t testing.TB, ops api.Ops) *mcp.ClientSession {
 	t.Helper()
 	ctx := t.Context()
 	st, ct := mcp.NewInMemoryTransports()
@@ -520,5 +520,22 @@ func TestMCPSessionCannotBeTakenOverWithAnotherToken(t *testing.T) {
 	}
 	if resp := post("token-a", session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode != http.StatusOK {
 		t.Errorf("the session's own token: %s", resp.Status)
+	}
+}
+
+// BenchmarkMCPSearchDocs measures one search_docs call through an MCP
+// session, in process and over NATS.
+func BenchmarkMCPSearchDocs(b *testing.B) {
+	kh := startKnowhub(b)
+	for name, ops := range map[string]api.Ops{"in process": kh.node.API.MCPOps(), "over nats": &api.Remote{NC: kh.srv.NC}} {
+		b.Run(name, func(b *testing.B) {
+			cs := connect(b, ops)
+			params := &mcp.CallToolParams{Name: api.ToolSearchDocs, Arguments: map[string]any{"query": "fallback model chain"}}
+			for b.Loop() {
+				if res, err := cs.CallTool(b.Context(), params); err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
 	}
 }
