@@ -279,7 +279,11 @@ func call[Req, Resp any](t *mcpTools, ctx context.Context, req *mcp.CallToolRequ
 	}
 	out, err := fn(ctx, in)
 	if err != nil {
-		t.log.Warn("tool call failed", "tool", req.Params.Name, "took", time.Since(start), "err", err)
+		lvl := slog.LevelWarn
+		if errors.Is(err, ErrBadRequest) || errors.Is(err, ErrNotFound) {
+			lvl = slog.LevelDebug // the caller's mistake, answered in the result
+		}
+		t.log.Log(ctx, lvl, "tool call failed", "tool", req.Params.Name, "took", time.Since(start), "err", err)
 		var zero Resp
 		return zero, fmt.Errorf("%s: %w", req.Params.Name, err)
 	}
