@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -27,6 +28,8 @@ type Caller struct {
 	// Trusted callers (no tokens configured: a local, open API) may name
 	// their scopes in the request body.
 	Trusted bool
+	// id tells tokens apart even when they share a name.
+	id string
 }
 
 // Admin reports whether the caller may moderate knowledge.
@@ -61,14 +64,15 @@ type authenticator struct {
 
 type hashedToken struct {
 	sum    [32]byte
+	id     string
 	name   string
 	scopes []string
 }
 
 func newAuthenticator(tokens []Token) *authenticator {
 	a := &authenticator{}
-	for _, t := range tokens {
-		a.tokens = append(a.tokens, hashedToken{sum: sha256.Sum256([]byte(t.Token)), name: t.Name, scopes: t.Scopes})
+	for i, t := range tokens {
+		a.tokens = append(a.tokens, hashedToken{sum: sha256.Sum256([]byte(t.Token)), id: "token-" + strconv.Itoa(i), name: t.Name, scopes: t.Scopes})
 	}
 	return a
 }
@@ -95,7 +99,7 @@ func (a *authenticator) caller(r *http.Request) (*Caller, error) {
 	if found == nil {
 		return nil, errUnauthorized
 	}
-	return &Caller{Name: found.name, Scopes: found.scopes}, nil
+	return &Caller{Name: found.name, Scopes: found.scopes, id: found.id}, nil
 }
 
 // middleware authenticates every request except health checks, and

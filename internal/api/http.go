@@ -39,6 +39,7 @@ func (s *Service) routes() http.Handler {
 	mux.HandleFunc("DELETE /api/tools/{name}", s.httpRemoveTool)
 	s.kbRoutes(mux)
 	mux.HandleFunc("POST /api/extract", s.httpExtract)
+	mux.Handle("/mcp", s.mcpHandler())
 	return mux
 }
 

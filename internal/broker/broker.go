@@ -123,6 +123,10 @@ type ClientConfig struct {
 	TLSCA     string
 	TLSCert   string
 	TLSKey    string
+	// Retry keeps trying when the first connection fails instead of
+	// returning an error: a long-lived client that starts before the
+	// server (`knowhub mcp`).
+	Retry bool
 }
 
 // Connect opens a NATS connection that reconnects forever.
@@ -131,6 +135,9 @@ func Connect(cfg ClientConfig) (*nats.Conn, error) {
 		nats.Name(cfg.Name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
+	}
+	if cfg.Retry {
+		opts = append(opts, nats.RetryOnFailedConnect(true))
 	}
 	if cfg.CredsFile != "" {
 		opts = append(opts, nats.UserCredentials(cfg.CredsFile))

@@ -35,6 +35,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"extract": cmdExtract,
 		"bench":   cmdBench,
 		"eval":    cmdEval,
+		"mcp":     cmdMCP,
 	}
 	name, rest := args[0], args[1:]
 	if name == "help" || name == "-h" || name == "--help" {
@@ -77,6 +78,7 @@ Usage:
   knowhub kb save|search|get|helpful|harmful|review|replay     knowledge entries
   knowhub kb revoke --transcript ID               revoke every entry extracted from a transcript
   knowhub extract TRANSCRIPT.json | --replay [--since T] [--dry-run]
+  knowhub mcp [--scopes S]                        serve MCP on stdio, calling a running knowhub over NATS
   knowhub worker STAGE [flags]                    run one stage (watcher, chunker, indexer, query) against NATS
   knowhub bench [--corpus DIR]                    measure indexing, query latency and memory
   knowhub eval DIR | --markdown DIR [--json]      score retrieval on a judged collection (nDCG@10, recall, MRR, hit@k)

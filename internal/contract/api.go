@@ -16,7 +16,13 @@ type SearchRequest struct {
 	MinSeq uint64 `json:"min_seq,omitempty"`
 	// NoSnippet skips building snippets (for callers that only rank).
 	NoSnippet bool `json:"no_snippet,omitempty"`
+	// TextBytes, when set, asks for each hit's section text, cut to at
+	// most this many bytes (the engine caps it at MaxTextBytes).
+	TextBytes int `json:"text_bytes,omitempty"`
 }
+
+// MaxTextBytes bounds SearchRequest.TextBytes.
+const MaxTextBytes = 16 << 10
 
 // SearchHit is one ranked section.
 type SearchHit struct {
@@ -28,9 +34,13 @@ type SearchHit struct {
 	ChunkID     string   `json:"chunk_id"`
 	Score       float64  `json:"score"`
 	Snippet     string   `json:"snippet,omitempty"`
-	Seq         uint64   `json:"seq"`
-	Priority    int      `json:"priority"`
-	RepoType    string   `json:"repo_type"`
+	// Text is the section's text when the request set TextBytes; Cut
+	// reports that it was shortened.
+	Text     string `json:"text,omitempty"`
+	Cut      bool   `json:"cut,omitempty"`
+	Seq      uint64 `json:"seq"`
+	Priority int    `json:"priority"`
+	RepoType string `json:"repo_type"`
 }
 
 // ShadowedHit is a hit that lost conflict resolution to another repository's

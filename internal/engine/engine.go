@@ -361,7 +361,11 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		termSet = nil
 	}
 	for _, h := range kept {
-		resp.Hits = append(resp.Hits, e.hit(h, ps, termSet))
+		hit := e.hit(h, ps, termSet)
+		if req.TextBytes > 0 {
+			hit.Text, hit.Cut = cutText(h.Entry.Text, min(req.TextBytes, contract.MaxTextBytes))
+		}
+		resp.Hits = append(resp.Hits, hit)
 		shown[h.Entry] = true
 	}
 	for _, s := range shadowed {
@@ -394,6 +398,22 @@ func (e *Engine) hit(h search.Hit, ps *highlight.Matcher, terms map[string]bool)
 		Priority:    en.Source.Meta.Priority,
 		RepoType:    en.Source.Meta.Type,
 	}
+}
+
+// cutText returns s cut to at most n bytes at a rune boundary, preferring
+// the last line or word break in the second half, and whether it cut.
+func cutText(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if i := strings.LastIndexAny(s[:cut], "\n "); i > n/2 {
+		cut = i
+	}
+	return strings.TrimRight(s[:cut], " \n"), true
 }
 
 // snippet builds a hit's snippet; nil terms mean no snippet.

@@ -270,13 +270,7 @@ func FormatPrompt(entries []Entry) string {
 		if n > 1 {
 			b.WriteString("\n")
 		}
-		b.WriteString("[" + strconv.Itoa(n) + "] id: " + html.EscapeString(e.ID))
-		b.WriteString(" | types: " + html.EscapeString(strings.Join(e.Types, ", ")))
-		b.WriteString(" | quality: " + strconv.FormatFloat(e.QualityScore, 'f', 2, 64))
-		b.WriteString(" | author score: " + strconv.Itoa(e.Eval.Score) + "/5")
-		b.WriteString(" | helpful: " + strconv.Itoa(e.Eval.Helpful) + ", harmful: " + strconv.Itoa(e.Eval.Harmful))
-		b.WriteString("\ntask: " + html.EscapeString(e.Task))
-		b.WriteString("\ncontent:\n" + html.EscapeString(e.Content) + "\n")
+		writePromptEntry(&b, n, &e)
 	}
 	if n == 0 {
 		b.WriteString("(no entries)\n")
@@ -284,4 +278,35 @@ func FormatPrompt(entries []Entry) string {
 	b.WriteString(PromptClose)
 	b.WriteString("\n")
 	return b.String()
+}
+
+// PromptBlocks renders each active entry as FormatPrompt does, but every
+// one inside a PromptOpen … PromptClose block of its own, for transports
+// that show one hit per block (MCP). The caller sends PromptPreamble
+// before them.
+func PromptBlocks(entries []Entry) []string {
+	var out []string
+	for _, e := range entries {
+		if e.State != StateActive {
+			continue
+		}
+		var b strings.Builder
+		b.WriteString(PromptOpen)
+		b.WriteString("\n")
+		writePromptEntry(&b, len(out)+1, &e)
+		b.WriteString(PromptClose)
+		out = append(out, b.String())
+	}
+	return out
+}
+
+// writePromptEntry writes entry number n, every field HTML-escaped.
+func writePromptEntry(b *strings.Builder, n int, e *Entry) {
+	b.WriteString("[" + strconv.Itoa(n) + "] id: " + html.EscapeString(e.ID))
+	b.WriteString(" | types: " + html.EscapeString(strings.Join(e.Types, ", ")))
+	b.WriteString(" | quality: " + strconv.FormatFloat(e.QualityScore, 'f', 2, 64))
+	b.WriteString(" | author score: " + strconv.Itoa(e.Eval.Score) + "/5")
+	b.WriteString(" | helpful: " + strconv.Itoa(e.Eval.Helpful) + ", harmful: " + strconv.Itoa(e.Eval.Harmful))
+	b.WriteString("\ntask: " + html.EscapeString(e.Task))
+	b.WriteString("\ncontent:\n" + html.EscapeString(e.Content) + "\n")
 }

@@ -1,0 +1,114 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/kb"
+)
+
+// Remote is Ops over the kh.* micro endpoints of a running knowhub, for
+// clients in another process (`knowhub mcp`). NATS callers are trusted:
+// Scopes are the scopes its knowledge searches act with.
+type Remote struct {
+	NC *nats.Conn
+	// Scopes are sent with every knowledge search.
+	Scopes []string
+	// Timeout bounds a request whose ctx has no deadline (default 10s).
+	Timeout time.Duration
+}
+
+// SearchDocs asks kh.search.docs.
+func (r *Remote) SearchDocs(ctx context.Context, req contract.SearchRequest) (*contract.SearchResponse, error) {
+	var resp contract.SearchResponse
+	return &resp, r.request(ctx, contract.SubjectSearchDocs, req, &resp)
+}
+
+// SearchTools asks kh.search.tools.
+func (r *Remote) SearchTools(ctx context.Context, req contract.ToolSearchRequest) (*contract.ToolSearchResponse, error) {
+	var resp contract.ToolSearchResponse
+	return &resp, r.request(ctx, contract.SubjectSearchTools, req, &resp)
+}
+
+// SearchKB asks kh.search.kb with the configured scopes.
+func (r *Remote) SearchKB(ctx context.Context, req kb.SearchRequest) (*kb.SearchResponse, error) {
+	req.Scopes = r.Scopes
+	var resp kb.SearchResponse
+	return &resp, r.request(ctx, contract.SubjectSearchKB, req, &resp)
+}
+
+// SaveKB asks kh.kb.save; the entry is unscoped.
+func (r *Remote) SaveKB(ctx context.Context, req kb.SaveRequest) (*kb.SaveResponse, error) {
+	req.Scopes = nil
+	var resp kb.SaveResponse
+	return &resp, r.request(ctx, contract.SubjectKBSave, req, &resp)
+}
+
+// FeedbackKB asks kh.kb.update, for feedback only.
+func (r *Remote) FeedbackKB(ctx context.Context, req kb.UpdateRequest) (*kb.UpdateResponse, error) {
+	if req.Action != kb.ActionFeedback {
+		return nil, fmt.Errorf("%w: only feedback is allowed here", ErrForbidden)
+	}
+	var resp kb.UpdateResponse
+	return &resp, r.request(ctx, contract.SubjectKBUpdate, req, &resp)
+}
+
+// request sends req as JSON and decodes the reply into resp. A service
+// error comes back with the error class of its code (ErrBadRequest, ...)
+// so that it reads the same as in process.
+func (r *Remote) request(ctx context.Context, subject string, req, resp any) error {
+	if _, ok := ctx.Deadline(); !ok {
+		timeout := r.Timeout
+		if timeout <= 0 {
+			timeout = 10 * time.Second
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	if !r.NC.IsConnected() {
+		return fmt.Errorf("%w: the NATS connection is %s; start knowhub (knowhub up) or check --nats-url", errMCPUnreachable, r.NC.Status())
+	}
+	data, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("encode request: %w", err)
+	}
+	msg, err := r.NC.RequestWithContext(ctx, subject, data)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return fmt.Errorf("%w: nothing answers %s on %s; is knowhub up running there?", errMCPUnreachable, subject, r.NC.ConnectedUrlRedacted())
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		return fmt.Errorf("%w: no reply on %s in time", ErrUnavailable, subject)
+	case err != nil:
+		return fmt.Errorf("%w: request %s: %v", errMCPUnreachable, subject, err)
+	}
+	if e := msg.Header.Get(micro.ErrorHeader); e != "" {
+		code, _ := strconv.Atoi(msg.Header.Get(micro.ErrorCodeHeader))
+		class := classOf(code)
+		return fmt.Errorf("%w: %s", class, strings.TrimPrefix(e, class.Error()+": "))
+	}
+	if err := json.Unmarshal(msg.Data, resp); err != nil {
+		return fmt.Errorf("decode reply of %s: %w", subject, err)
+	}
+	return nil
+}
+
+// classOf is the error class of a service error code, the inverse of
+// StatusOf.
+func classOf(code int) error {
+	for _, c := range []error{ErrBadRequest, ErrUnavailable, ErrNotFound, ErrForbidden, ErrTooLarge} {
+		if StatusOf(c) == code {
+			return c
+		}
+	}
+	return errors.New("knowhub error " + strconv.Itoa(code))
+}
