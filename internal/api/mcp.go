@@ -383,7 +383,7 @@ func (t *mcpTools) kbSearch(ctx context.Context, req *mcp.CallToolRequest, in KB
 		if h.State != kb.StateActive {
 			continue
 		}
-		entries = append(entries, h.Entry)
+		entries = append(entries, h.KBEntry)
 		out.Entries = append(out.Entries, KBRef{ID: h.ID, Types: h.Types, Score: round2(h.Score)})
 	}
 	res := &mcp.CallToolResult{}
