@@ -1,10 +1,15 @@
 package app
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/natstest"
 )
 
 // TestKnowledgeSaveDefaultsToTokenScopes checks that a scoped token's save
@@ -39,5 +44,38 @@ func TestKnowledgeSaveDefaultsToTokenScopes(t *testing.T) {
 		if code := a.do("GET", "/api/knowledge/"+s.ID, aliceToken, nil, nil); code != 404 {
 			t.Errorf("scopes %v: alice reading bob's entry: %d, want 404", scopes, code)
 		}
+	}
+}
+
+// TestExtractedEntriesHideSubmitter checks that the submitter's e-mail a
+// gateway sends with a transcript reaches neither the extracted entries
+// nor the replies that show them.
+func TestExtractedEntriesHideSubmitter(t *testing.T) {
+	a := startKBAPI(t)
+	var doc map[string]any
+	if err := json.Unmarshal(readTranscript(t, "pnpm_preference"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	const email = "maria.garcia@example.org"
+	doc["submitted_by"] = email
+	doc["agent_id"] = "coder"
+	body, _ := json.Marshal(doc)
+	var reply contract.ExtractReply
+	if code := a.do("POST", "/api/extract", aliceToken, body, &reply); code != 202 {
+		t.Fatalf("extract: %d %+v", code, reply)
+	}
+	var entries []kb.Entry
+	natstest.WaitFor(t, 15*time.Second, "an entry extracted from the transcript", func() bool {
+		entries = kbEntries(t, a.srv, reply.TranscriptID)
+		return len(entries) > 0
+	})
+	for _, e := range entries {
+		if strings.Contains(e.Source.SubmittedBy, "maria") || e.Source.SubmittedBy == "" {
+			t.Errorf("extracted entry %s: submitted_by %q", e.ID, e.Source.SubmittedBy)
+		}
+	}
+	var got json.RawMessage
+	if code := a.do("GET", "/api/knowledge/"+entries[0].ID, adminToken, nil, &got); code != 200 || strings.Contains(string(got), "maria") || !strings.Contains(string(got), "pnpm") {
+		t.Errorf("reply for entry %s: %d %s", entries[0].ID, code, got)
 	}
 }
