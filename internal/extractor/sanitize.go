@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/knowhub/knowhub/internal/pii"
+	"github.com/knowhub/knowhub/internal/redact"
 )
 
 // PrivacyMode says how much of a transcript is kept.
@@ -94,7 +95,8 @@ func NewSanitizer(red Redactor) *Sanitizer {
 	return &Sanitizer{red: red}
 }
 
-// Text sanitizes one text. Secrets are redacted in every mode. In strict
+// Text sanitizes one text. Secrets are redacted in every mode: those the
+// redactor finds, then those without assignment context (redact.Prose). In strict
 // mode (and for any mode but Relaxed) home directories become "~" (the rest
 // of the path is kept: /home/alice/src/app becomes ~/src/app), e-mail
 // addresses become [email], IPv4 and IPv6 addresses [ip] (loopback and
@@ -104,7 +106,7 @@ func (s *Sanitizer) Text(text string, mode PrivacyMode) string {
 	if text == "" {
 		return text
 	}
-	text = s.red.String(text)
+	text = redact.Prose(s.red.String(text))
 	if mode == Relaxed {
 		return text
 	}
