@@ -91,7 +91,7 @@ func screenRules() []rule {
 // safe for concurrent use; build one with NewScreen and share it.
 type Screen struct {
 	rules  []compiled
-	native []nativeRule
+	native nativeSet
 }
 
 type compiled struct {
@@ -225,11 +225,8 @@ func (s *Screen) check(text string, depth int) (string, bool) {
 			}
 		}
 	}
-	nat := foldNative(text)
-	for _, r := range s.native {
-		if r.re.MatchString(nat) {
-			return "prompt injection: " + r.name, true
-		}
+	if name, ok := s.native.match(foldNative(text)); ok {
+		return "prompt injection: " + name, true
 	}
 	if exfiltratingImage(text) {
 		return "prompt injection: image that exfiltrates data", true

@@ -86,12 +86,36 @@ type nativeRule struct {
 	re   *regexp.Regexp
 }
 
-func compileNative() []nativeRule {
-	out := make([]nativeRule, len(nativeRules))
+// nativeSet is the native rules compiled one by one and as one
+// alternation, which screens a text in a single pass; the single rules
+// only name the one that matched.
+type nativeSet struct {
+	any   *regexp.Regexp
+	rules []nativeRule
+}
+
+func compileNative() nativeSet {
+	out := nativeSet{rules: make([]nativeRule, len(nativeRules))}
+	alts := make([]string, len(nativeRules))
 	for i, r := range nativeRules {
-		out[i] = nativeRule{name: r.name, re: regexp.MustCompile(r.expr)}
+		out.rules[i] = nativeRule{name: r.name, re: regexp.MustCompile(r.expr)}
+		alts[i] = "(?:" + r.expr + ")"
 	}
+	out.any = regexp.MustCompile(strings.Join(alts, "|"))
 	return out
+}
+
+// match returns the name of the first native rule that matches t.
+func (n *nativeSet) match(t string) (string, bool) {
+	if !n.any.MatchString(t) {
+		return "", false
+	}
+	for _, r := range n.rules {
+		if r.re.MatchString(t) {
+			return r.name, true
+		}
+	}
+	return "", false
 }
 
 // foldNative normalizes text for the native rules: NFKC (full-width and
@@ -271,10 +295,26 @@ func isASCII(s string) bool {
 // leetMap maps the digits and symbols of leetspeak to letters.
 var leetMap = map[rune]rune{'0': 'o', '1': 'i', '3': 'e', '4': 'a', '5': 's', '7': 't', '8': 'b', '@': 'a', '$': 's', '!': 'i', '|': 'l'}
 
-// unleet rewrites the words of text that mix letters with leetspeak digits
-// or symbols (1gn0r3, 4ll, pr3v10us) with letters; other words are kept.
-// It reports whether anything changed.
+// unleet returns the lines of text that hold leetspeak, rewritten with
+// letters (see unleetLine), and reports whether there were any. Lines
+// without leetspeak are left out: the English rules already saw them.
 func unleet(text string) (string, bool) {
+	var out []string
+	for line := range strings.SplitSeq(text, "\n") {
+		if u, ok := unleetLine(line); ok {
+			out = append(out, u)
+		}
+	}
+	return strings.Join(out, "\n"), len(out) > 0
+}
+
+// unleetLine rewrites the words of text that mix letters with leetspeak
+// digits or symbols (1gn0r3, 4ll, pr3v10us) with letters; other words are
+// kept. A line needs at least two such words to count as leetspeak
+// (version strings such as v2 or utf8 stand alone). It reports whether
+// anything changed.
+func unleetLine(text string) (string, bool) {
+	n := 0
 	changed := false
 	words := strings.FieldsFunc(text, unicode.IsSpace)
 	if len(words) == 0 {
@@ -302,6 +342,7 @@ func unleet(text string) (string, bool) {
 			continue
 		}
 		changed = true
+		n++
 		for _, r := range w {
 			if l, ok := leetMap[r]; ok && (r < 'a' || r > 'z') {
 				b.WriteRune(l)
@@ -310,14 +351,15 @@ func unleet(text string) (string, bool) {
 			}
 		}
 	}
-	return b.String(), changed
+	return b.String(), changed && n >= 2
 }
 
 // spacedRunRE finds runs of single letters separated by one to three
 // separators: "i g n o r e", "i.g.n.o.r.e", "i-g-n-o-r-e".
 var spacedRunRE = regexp.MustCompile(`(?:\pL[ .\-_*·,:/]{1,3}){4,}\pL`)
 
-// despace joins the letters of spaced-out runs into words. Within a run
+// despace returns the spaced-out runs of text, one a line, with their
+// letters joined into words. Within a run
 // the most common separator is the one inside words; any other marks a
 // word break. It reports whether anything changed.
 func despace(text string) (string, bool) {
@@ -326,9 +368,8 @@ func despace(text string) (string, bool) {
 		return text, false
 	}
 	var b strings.Builder
-	last := 0
 	for _, m := range idx {
-		b.WriteString(text[last:m[0]])
+		b.WriteByte('\n')
 		run := text[m[0]:m[1]]
 		var letters []string
 		var seps []string
@@ -370,9 +411,7 @@ func despace(text string) (string, bool) {
 				b.WriteByte(' ')
 			}
 		}
-		last = m[1]
 	}
-	b.WriteString(text[last:])
 	return b.String(), true
 }
 
