@@ -103,3 +103,35 @@ func TestKnowledgeInjectionsAreNotServed(t *testing.T) {
 		}
 	}
 }
+
+// TestExtractedEntriesKeepTheTokenScopes checks that entries extracted
+// from a transcript a scoped token sent are visible only within the
+// token's scopes, whatever agent the transcript names.
+func TestExtractedEntriesKeepTheTokenScopes(t *testing.T) {
+	a := startKBAPI(t)
+	for _, c := range []struct{ agent, token, want string }{{"coder", bobToken, "org:beta"}, {"", aliceToken, "org:acme"}} {
+		agent := c.agent
+		var doc map[string]any
+		if err := json.Unmarshal(readTranscript(t, "pnpm_preference"), &doc); err != nil {
+			t.Fatal(err)
+		}
+		doc["agent_id"] = agent
+		doc["session_key"] = "agent:" + agent + ":scoped"
+		doc["scopes"] = []string{"org:other"} // a client cannot choose its audience
+		body, _ := json.Marshal(doc)
+		var reply contract.ExtractReply
+		if code := a.do("POST", "/api/extract", c.token, body, &reply); code != 202 {
+			t.Fatalf("extract: %d %+v", code, reply)
+		}
+		var entries []kb.Entry
+		natstest.WaitFor(t, 15*time.Second, "an entry extracted from the transcript", func() bool {
+			entries = kbEntries(t, a.srv, reply.TranscriptID)
+			return len(entries) > 0
+		})
+		for _, e := range entries {
+			if !slices.Equal(e.Scopes, []string{c.want}) {
+				t.Errorf("agent %q: entry %s extracted from a transcript sent with a %s token has scopes %v", agent, e.ID, c.want, e.Scopes)
+			}
+		}
+	}
+}

@@ -270,6 +270,7 @@ func (s *Sanitizer) Transcript(t *Transcript, mode PrivacyMode) *Transcript {
 		SubmittedBy: s.Text(t.SubmittedBy, mode),
 		SessionKey:  s.Text(t.SessionKey, mode),
 		Trigger:     t.Trigger,
+		Scopes:      append([]string(nil), t.Scopes...),
 		Messages:    make([]Message, 0, len(t.Messages)),
 	}
 	for _, m := range t.Messages {

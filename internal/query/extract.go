@@ -19,12 +19,18 @@ import (
 // extractor; extraction itself is asynchronous. Malformed or oversize
 // transcripts are rejected and nothing is stored.
 func (s *Service) Extract(raw []byte) (*contract.ExtractReply, error) {
+	return s.extractScoped(raw, nil)
+}
+
+// extractScoped is Extract for a sender whose entries must stay within
+// scopes (see extractor.StoreScoped).
+func (s *Service) extractScoped(raw []byte, scopes []string) (*contract.ExtractReply, error) {
 	if s.pipe == nil {
 		return nil, fmt.Errorf("%w: no transcript pipeline", ErrUnavailable)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	reply, err := extractor.Store(ctx, s.js, s.pipe, raw)
+	reply, err := extractor.StoreScoped(ctx, s.js, s.pipe, raw, scopes)
 	switch {
 	case errors.Is(err, extractor.ErrTooLarge):
 		return nil, fmt.Errorf("%w: %v", ErrTooLarge, err)
@@ -59,7 +65,13 @@ func (s *Service) httpExtract(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	reply, err := s.Extract(raw)
+	// A token's transcript yields entries within the token's scopes.
+	scopes, err := saveScopes(CallerFrom(r.Context()), nil)
+	if err != nil {
+		writeError(w, http.StatusForbidden, err)
+		return
+	}
+	reply, err := s.extractScoped(raw, scopes)
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return
