@@ -19,12 +19,18 @@ import (
 // extractor; extraction itself is asynchronous. Malformed or oversize
 // transcripts are rejected and nothing is stored.
 func (s *Service) Extract(ctx context.Context, raw []byte) (*contract.ExtractReply, error) {
+	return s.extractScoped(ctx, raw, nil)
+}
+
+// extractScoped is Extract for a sender whose entries must stay within
+// scopes (see extractor.StoreScoped).
+func (s *Service) extractScoped(ctx context.Context, raw []byte, scopes []string) (*contract.ExtractReply, error) {
 	if s.pipe == nil {
 		return nil, fmt.Errorf("%w: no transcript pipeline", ErrUnavailable)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	reply, err := extractor.Store(ctx, s.js, s.pipe, raw)
+	reply, err := extractor.StoreScoped(ctx, s.js, s.pipe, raw, scopes)
 	switch {
 	case errors.Is(err, extractor.ErrTooLarge):
 		return nil, fmt.Errorf("%w: %v", ErrTooLarge, err)
@@ -61,7 +67,13 @@ func (s *Service) httpExtract(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	reply, err := s.Extract(r.Context(), raw)
+	// A token's transcript yields entries within the token's scopes.
+	scopes, err := saveScopes(CallerFrom(r.Context()), nil)
+	if err != nil {
+		writeError(w, http.StatusForbidden, err)
+		return
+	}
+	reply, err := s.extractScoped(r.Context(), raw, scopes)
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return

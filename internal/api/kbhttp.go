@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/knowhub/knowhub/internal/contract"
@@ -94,15 +93,12 @@ func (s *Service) httpSaveKB(w http.ResponseWriter, r *http.Request) {
 	if !readJSON(w, r, &req) {
 		return
 	}
-	c := CallerFrom(r.Context())
-	if !c.Trusted {
-		for _, sc := range req.Scopes {
-			if !slices.Contains(c.Scopes, sc) {
-				writeError(w, http.StatusForbidden, fmt.Errorf("scope %q is not granted to this token", sc))
-				return
-			}
-		}
+	scopes, err := saveScopes(CallerFrom(r.Context()), req.Scopes)
+	if err != nil {
+		writeError(w, http.StatusForbidden, err)
+		return
 	}
+	req.Scopes = scopes
 	resp, err := s.SaveKB(r.Context(), req)
 	if err != nil {
 		writeError(w, StatusOf(err), err)

@@ -322,7 +322,7 @@ func testKB(t *testing.T, cs *mcp.ClientSession, kh *knowhub, backend string) {
 			t.Errorf("hit not inside its own untrusted block:\n%s", b)
 		}
 	}
-	if !strings.Contains(blocks[1], "id: "+saved.ID) || !strings.Contains(blocks[1], "when a &lt; b &amp;&amp; c &gt; d") {
+	if !strings.Contains(blocks[1], `id="`+saved.ID+`"`) || !strings.Contains(blocks[1], "when a &lt; b &amp;&amp; c &gt; d") {
 		t.Errorf("hit block lacks the id or the escaped content:\n%s", blocks[1])
 	}
 	if data, _ := json.Marshal(found.StructuredContent); strings.Contains(string(data), "keys rotate") {

@@ -186,7 +186,7 @@ func (p *Pipeline) Extract(ctx context.Context, t *Transcript, id string) (Resul
 			Source: kb.Source{
 				Category:    SourceCategory,
 				AgentID:     t.AgentID,
-				SubmittedBy: t.SubmittedBy,
+				SubmittedBy: p.san.Text(t.SubmittedBy, p.mode),
 			},
 			TranscriptID: id,
 			Extractor:    Lineage(p.x),

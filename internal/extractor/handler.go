@@ -2,12 +2,16 @@ package extractor
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -95,9 +99,24 @@ func (w *Worker) intake(ctx context.Context, m *bus.Message) error {
 // same transcript (same session and content) is stored once: its id is
 // the message id, and the stream drops duplicates for a day.
 func Store(ctx context.Context, js jetstream.JetStream, p *Pipeline, raw []byte) (*contract.ExtractReply, error) {
+	return StoreScoped(ctx, js, p, raw, nil)
+}
+
+// StoreScoped is Store for a transcript whose entries must stay within
+// scopes (those of the token that sent it; none means the agent's scope,
+// see ScopeRequest). The scopes are part of the transcript's id, so two
+// audiences sending the same session each get their entries.
+func StoreScoped(ctx context.Context, js jetstream.JetStream, p *Pipeline, raw []byte, scopes []string) (*contract.ExtractReply, error) {
 	t, id, err := p.Prepare(raw)
 	if err != nil {
 		return nil, err
+	}
+	if len(scopes) > 0 {
+		t.Scopes = slices.Clone(scopes)
+		slices.Sort(t.Scopes)
+		t.Scopes = slices.Compact(t.Scopes)
+		sum := sha256.Sum256([]byte(id + "\x00" + strings.Join(t.Scopes, "\x00")))
+		id = hex.EncodeToString(sum[:16])
 	}
 	body, err := json.Marshal(t)
 	if err != nil {
@@ -165,11 +184,14 @@ func DecodeStored(data []byte) (*contract.StoredTranscript, *Transcript, error) 
 
 var scopeValue = regexp.MustCompile(`[^A-Za-z0-9_.@/-]+`)
 
-// ScopeRequest gives an extracted entry its audience: the agent whose
-// transcript it came from (scope agent:<id>), or everyone when the
-// transcript names no agent.
+// ScopeRequest gives an extracted entry its audience: the scopes the API
+// edge gave the transcript (its sender's), else the agent whose transcript
+// it came from (scope agent:<id>), or everyone when the transcript names
+// no agent.
 func ScopeRequest(r kb.SaveRequest, t *Transcript) kb.SaveRequest {
-	if v := scopeValue.ReplaceAllString(t.AgentID, "-"); v != "" && v != "-" {
+	if len(t.Scopes) > 0 {
+		r.Scopes = slices.Clone(t.Scopes)
+	} else if v := scopeValue.ReplaceAllString(t.AgentID, "-"); v != "" && v != "-" {
 		r.Scopes = []string{"agent:" + v}
 	}
 	r.Owner = "extractor"

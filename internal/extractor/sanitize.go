@@ -10,6 +10,9 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+
+	"github.com/knowhub/knowhub/internal/pii"
+	"github.com/knowhub/knowhub/internal/redact"
 )
 
 // PrivacyMode says how much of a transcript is kept.
@@ -65,10 +68,10 @@ var (
 	// replaceIPv4 rejects those that are part of a longer dotted run
 	// (version numbers such as 1.2.3.4.5).
 	ipv4RE = regexp.MustCompile(`(^|[^\w.])((?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})\b`)
-	// ipv6RE matches candidate IPv6 addresses; replaceIPv6 keeps only those
-	// that netip parses and that look like addresses rather than C++ or
+	// ipv6RE matches candidate IPv6 addresses, also after a label and a
+	// colon (ip:2001:db8::1); replaceIPv6 keeps only those that netip parses and that look like addresses rather than C++ or
 	// Rust paths ("a::b") or clock times ("12:30:45").
-	ipv6RE = regexp.MustCompile(`(^|[^\w:.])((?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[0-9A-Za-z]+)?)`)
+	ipv6RE = regexp.MustCompile(`(^|[^\w:.]|[A-Za-z]:)((?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?:%[0-9A-Za-z]+)?)`)
 	// phoneRE matches phone numbers: international (+ and 8–15 digits,
 	// groups separated by spaces, dots or dashes), North American with
 	// parentheses or separators, and "tel:" links. Bare digit runs are not
@@ -92,7 +95,8 @@ func NewSanitizer(red Redactor) *Sanitizer {
 	return &Sanitizer{red: red}
 }
 
-// Text sanitizes one text. Secrets are redacted in every mode. In strict
+// Text sanitizes one text. Secrets are redacted in every mode: those the
+// redactor finds, then those without assignment context (redact.Prose). In strict
 // mode (and for any mode but Relaxed) home directories become "~" (the rest
 // of the path is kept: /home/alice/src/app becomes ~/src/app), e-mail
 // addresses become [email], IPv4 and IPv6 addresses [ip] (loopback and
@@ -102,7 +106,7 @@ func (s *Sanitizer) Text(text string, mode PrivacyMode) string {
 	if text == "" {
 		return text
 	}
-	text = s.red.String(text)
+	text = redact.Prose(s.red.String(text))
 	if mode == Relaxed {
 		return text
 	}
@@ -123,6 +127,7 @@ func (s *Sanitizer) Text(text string, mode PrivacyMode) string {
 	if strings.ContainsAny(text, "+(-.") || strings.Contains(text, "tel:") {
 		text = replaceAll(phoneRE, text, replacePhone)
 	}
+	text = pii.Replace(text, pii.Phones(text), PhonePlaceholder)
 	return text
 }
 
@@ -216,7 +221,8 @@ func replaceIPv6(m, after string) string {
 	if groups < 2 || groups < 3 && !strings.ContainsAny(cand, "0123456789") {
 		return m
 	}
-	if rest == "" && len(after) > 0 && (isWordByte(after[0]) || after[0] == '.' || after[0] == ':') {
+	if rest == "" && len(after) > 0 && (isWordByte(after[0]) || after[0] == ':' ||
+		after[0] == '.' && len(after) > 1 && isWordByte(after[1])) {
 		return m
 	}
 	return IPPlaceholder + rest
@@ -254,14 +260,17 @@ func isWordByte(c byte) bool {
 // Transcript returns a sanitized copy of t: system and developer messages
 // are dropped (they hold the operator's prompt, not the session), and every
 // text, tool input string and tool output goes through Text. Tool names and
-// call ids are kept; agent_id, submitted_by and session_key are attribution,
-// not content, and are kept as sent. t is not modified.
+// call ids are kept. Of the attribution, agent_id is kept as sent (it names
+// the agent and scopes what is extracted), while submitted_by and
+// session_key go through Text too: gateways put e-mail addresses and the
+// phone numbers of chat peers there. t is not modified.
 func (s *Sanitizer) Transcript(t *Transcript, mode PrivacyMode) *Transcript {
 	out := &Transcript{
 		AgentID:     t.AgentID,
-		SubmittedBy: t.SubmittedBy,
-		SessionKey:  t.SessionKey,
+		SubmittedBy: s.Text(t.SubmittedBy, mode),
+		SessionKey:  s.Text(t.SessionKey, mode),
 		Trigger:     t.Trigger,
+		Scopes:      append([]string(nil), t.Scopes...),
 		Messages:    make([]Message, 0, len(t.Messages)),
 	}
 	for _, m := range t.Messages {

@@ -98,6 +98,10 @@ type Transcript struct {
 	SubmittedBy string    `json:"submitted_by,omitempty"`
 	SessionKey  string    `json:"session_key,omitempty"`
 	Trigger     string    `json:"trigger"`
+	// Scopes is the audience the API edge gave the transcript (the scopes
+	// of the token that sent it); the entries extracted from it get these
+	// scopes. Parse never reads it from the sender's document.
+	Scopes []string `json:"scopes,omitempty"`
 }
 
 // LogValue logs a transcript without its content.

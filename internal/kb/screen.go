@@ -46,7 +46,7 @@ func screenRules() []rule {
 		verbIgnore = `(ignore|disregard|forget|skip|discard|abandon)`
 		qualifiers = `((all|any|of|the|your|these|those|my|every|above|system) )*`
 		earlier    = `(previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer)`
-		orders     = `(instructions?|prompts?|rules|directions|directives|guidelines|messages|context|commands|guidance)`
+		orders     = `(instructions?|prompts?|rules?|directions?|directives?|guidelines?|messages|context|commands?|guidance)`
 		leakVerb   = `(reveal|print|show|output|repeat|leak|display|dump|disclose|expose|share|recite|echo|tell me|give me|send me|copy|paste)`
 		secrets    = `(secrets|credentials|api keys?|keys|tokens|passwords|env vars|environment variables|\.env( file)?|ssh keys?|private keys?|id_rsa|\S*\.ssh\S*|/etc/passwd|conversation( history)?|chat (history|log)|system prompt|cookies|memory|memories)`
 	)
@@ -64,7 +64,7 @@ func screenRules() []rule {
 		{"new instructions", []string{"instruction", "directive"}, `\b(new|updated|revised|real|actual|true|secret|hidden) (system )?(instructions?|directives?)\s*:`},
 		{"new system prompt", []string{"system"}, `\b(new|updated|revised|real|actual|true|hidden) system (prompt|message)\b`},
 		{"reveal your system prompt", []string{"prompt", "instruction", "rules", "guideline", "message"}, `\b` + leakVerb + ` ((me|us|all|the|full|entire|exact|complete|text|of|verbatim) )*(your|ur) ((full|entire|exact|complete|original|initial|hidden|secret|internal|system) )*(system prompt|prompt|instructions|system message|rules|guidelines)\b`},
-		{"what is your system prompt", []string{"what"}, `\bwhat (is|are|was|were) your (system prompt|initial prompt|original instructions|instructions|hidden instructions)\b`},
+		{"what is your system prompt", []string{"what"}, `\bwhat (is|are|was|were) your (system prompt|initial prompt|original instructions|instructions|hidden instructions)\b|\bwhat (were you|have you been) (told|instructed|given) (in|by) (your|the) (system prompt|system message|instructions|developer|operator)\b`},
 		{"repeat the text above", []string{"above", "before"}, `\b(repeat|print|output|show|recite) (all |the )?(words|text|everything|instructions) (above|before this)\b`},
 		{"role tag", nil, `<\s*/?\s*(system|assistant|developer)([\s_-]?(prompt|message|instructions?))?\s*>`},
 		{"chat template token", nil, `<\|\s*(im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\s*\|>|<\s*/?\s*(start_of_turn|end_of_turn)\s*>`},
@@ -90,7 +90,8 @@ func screenRules() []rule {
 // Screen flags prompt injection in content an agent wants to save. It is
 // safe for concurrent use; build one with NewScreen and share it.
 type Screen struct {
-	rules []compiled
+	rules  []compiled
+	native nativeSet
 }
 
 type compiled struct {
@@ -116,8 +117,8 @@ func NewScreen() *Screen {
 		class.WriteRune(r)
 	}
 	sep := "[" + class.String() + "]+"
-	rs := screenRules()
-	s := &Screen{rules: make([]compiled, len(rs))}
+	rs := append(screenRules(), agentRules()...)
+	s := &Screen{rules: make([]compiled, len(rs)), native: compileNative()}
 	for i, r := range rs {
 		s.rules[i] = compiled{name: r.name, anchors: r.anchors, re: regexp.MustCompile(strings.ReplaceAll(r.expr, " ", sep))}
 	}
@@ -196,12 +197,61 @@ func (s *Screen) Rules() []string {
 // mapped to them, the text lower-cased, and runs of more than eight
 // separators (white space, punctuation) cut to their last eight, so that
 // padding cannot push the words of a rule apart.
+//
+// Beyond the English rules, Check also screens (see screen_norm.go): the
+// text with leetspeak undone and spaced-out letters joined; a view that
+// keeps every script for the rules of other languages; Markdown and HTML
+// images whose URL carries data out; downloads piped into a shell that
+// the user must not hear of; and, decoded, what Unicode tag characters,
+// base64 runs and percent- or HTML-escaping hide.
 func (s *Screen) Check(text string) (reason string, flagged bool) {
+	return s.check(text, 0)
+}
+
+func (s *Screen) check(text string, depth int) (string, bool) {
+	if name, ok := s.matchLatin(text); ok {
+		return "prompt injection: " + name, true
+	}
+	for _, undo := range []func(string) (string, bool){unleet, despace, func(t string) (string, bool) {
+		d, ok := despace(t)
+		if !ok {
+			return t, false
+		}
+		return unleet(d)
+	}} {
+		if v, ok := undo(text); ok {
+			if name, ok := s.matchLatin(v); ok {
+				return "prompt injection: " + name + " (obfuscated)", true
+			}
+		}
+	}
+	if name, ok := s.native.match(foldNative(text)); ok {
+		return "prompt injection: " + name, true
+	}
+	if exfiltratingImage(text) {
+		return "prompt injection: image that exfiltrates data", true
+	}
+	if covertShell(text) {
+		return "prompt injection: covert remote shell", true
+	}
+	if depth < maxDecodeDepth {
+		for _, v := range decodedViews(text) {
+			if reason, ok := s.check(v, depth+1); ok {
+				return reason + " (encoded)", true
+			}
+		}
+	}
+	return "", false
+}
+
+// matchLatin runs the English rules over the Latin folding of text. A
+// match that only mentions an injection (see mentionOnly) does not count.
+func (s *Screen) matchLatin(text string) (string, bool) {
 	t := foldScreen(text)
 	for i := range s.rules {
 		r := &s.rules[i]
-		if r.match(t) {
-			return "prompt injection: " + r.name, true
+		if r.match(t) && !mentionOnly(r.re, t) {
+			return r.name, true
 		}
 	}
 	return "", false

@@ -156,6 +156,9 @@ func TestScreenCoversEveryRule(t *testing.T) {
 	for _, tt := range injections {
 		covered[tt.rule] = true
 	}
+	for _, tt := range agentInjections {
+		covered[tt.rule] = true
+	}
 	s := NewScreen()
 	for _, name := range s.Rules() {
 		if !covered[name] {
