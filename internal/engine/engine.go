@@ -347,7 +347,11 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	ps := highlight.New(termSet)
 	defer ps.Release()
 	boostProximity(hits, ps)
-	kept, shadowed := Resolve(hits)
+	var sets []search.TermSet
+	if !oneRepo(hits) {
+		sets = e.docs.TermSets(hits) // only conflicts between repositories need them
+	}
+	kept, shadowed := Resolve(hits, sets)
 	if len(kept) > topK {
 		kept = kept[:topK]
 	}

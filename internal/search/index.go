@@ -543,6 +543,31 @@ func (ix *Index) EntryTerms(e *Entry) []string {
 	return out
 }
 
+// TermSet is the distinct terms of one entry: ids sorted ascending (an
+// id stands for one term within one call) and each term's IDF.
+type TermSet struct {
+	IDs []uint32
+	IDF []float64
+}
+
+// TermSets returns the term set of each hit's entry, for comparing the
+// entries' vocabularies. It takes the read lock once.
+func (ix *Index) TermSets(hits []Hit) []TermSet {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]TermSet, len(hits))
+	for i, h := range hits {
+		ids := slices.Clone(h.Entry.terms)
+		slices.Sort(ids)
+		idf := make([]float64, len(ids))
+		for k, id := range ids {
+			idf[k] = ix.idf(ix.lists[id].df)
+		}
+		out[i] = TermSet{IDs: ids, IDF: idf}
+	}
+	return out
+}
+
 // Term is one query term with its weight (1 for exact terms, less for
 // expansions such as typo corrections).
 type Term struct {
