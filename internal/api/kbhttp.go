@@ -22,14 +22,28 @@ func (s *Service) kbRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/knowledge/{id}/revoke", s.httpModerateKB(kb.ActionRevoke))
 }
 
-// callerScopes are the scopes a request acts with: the token's, or for a
-// trusted caller of an open API those named in the scopes parameter.
-func callerScopes(r *http.Request) []string {
+// callerScopes are the scopes a request acts with, and whether it sees
+// every scope. A token's caller acts with the token's scopes; the scopes
+// parameter can only narrow them, never widen them. A trusted caller of
+// an open API acts with the scopes it names, or, naming none, sees every
+// scope: on a local node without tokens, what an agent saved or what was
+// extracted from its transcripts is found by plain requests.
+func callerScopes(r *http.Request) (scopes []string, all bool) {
 	c := CallerFrom(r.Context())
+	asked := splitList(r.URL.Query()["scopes"])
 	if c.Trusted {
-		return splitList(r.URL.Query()["scopes"])
+		return asked, len(asked) == 0
 	}
-	return c.Scopes
+	if len(asked) == 0 {
+		return c.Scopes, false
+	}
+	var narrowed []string
+	for _, s := range asked {
+		if slices.Contains(c.Scopes, s) && !slices.Contains(narrowed, s) {
+			narrowed = append(narrowed, s)
+		}
+	}
+	return narrowed, false
 }
 
 func splitList(values []string) []string {
@@ -54,7 +68,8 @@ type KBSearchHTTP struct {
 
 func (s *Service) httpSearchKB(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	req := kb.SearchRequest{Query: q.Get("q"), Types: splitList(q["types"]), Scopes: callerScopes(r), Format: q.Get("format")}
+	req := kb.SearchRequest{Query: q.Get("q"), Types: splitList(q["types"]), Format: q.Get("format")}
+	req.Scopes, req.AllScopes = callerScopes(r)
 	if req.Query == "" {
 		req.Query = q.Get("query")
 	}
@@ -113,7 +128,8 @@ func (s *Service) httpSaveKB(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) httpGetKB(w http.ResponseWriter, r *http.Request) {
 	c := CallerFrom(r.Context())
-	e, err := s.GetKB(r.Context(), contract.KBGetRequest{ID: r.PathValue("id"), Scopes: callerScopes(r)}, !c.Trusted && c.Admin())
+	scopes, all := callerScopes(r)
+	e, err := s.GetKB(r.Context(), contract.KBGetRequest{ID: r.PathValue("id"), Scopes: scopes}, all || !c.Trusted && c.Admin())
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return
@@ -141,9 +157,9 @@ func (s *Service) httpFeedbackKB(w http.ResponseWriter, r *http.Request) {
 	if !helpful {
 		c = body.Harmful
 	}
-	caller := CallerFrom(r.Context())
+	scopes, all := callerScopes(r)
 	resp, err := s.UpdateKB(r.Context(), kb.UpdateRequest{ID: r.PathValue("id"), Action: kb.ActionFeedback, Helpful: &helpful, Case: c},
-		callerScopes(r), caller.Trusted)
+		scopes, all)
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return
