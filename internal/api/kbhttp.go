@@ -1,11 +1,15 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/kb"
@@ -139,8 +143,41 @@ func (s *Service) httpGetKB(w http.ResponseWriter, r *http.Request) {
 
 // feedbackBody is the body of PUT /api/knowledge/{id}.
 type feedbackBody struct {
-	Helpful *kb.Case `json:"add_helpful_case,omitempty"`
-	Harmful *kb.Case `json:"add_harmful_case,omitempty"`
+	Helpful *feedbackCase `json:"add_helpful_case,omitempty"`
+	Harmful *feedbackCase `json:"add_harmful_case,omitempty"`
+}
+
+// feedbackCase is a kb.Case whose timestamp is RFC 3339 or epoch
+// milliseconds (JavaScript's Date.now()).
+type feedbackCase struct {
+	Task      string          `json:"task,omitempty"`
+	Outcome   string          `json:"outcome,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Timestamp json.RawMessage `json:"timestamp,omitempty"`
+}
+
+// parseTimestamp reads a case's timestamp: absent or null is zero (the
+// event's time is used), a JSON number is epoch milliseconds, a string is
+// RFC 3339.
+func parseTimestamp(raw json.RawMessage) (time.Time, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return time.Time{}, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				return t.UTC(), nil
+			}
+		}
+		return time.Time{}, errors.New("must be an RFC 3339 time (2026-03-01T12:00:00Z) or epoch milliseconds")
+	}
+	ms, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || ms < 0 {
+		return time.Time{}, errors.New("must be epoch milliseconds (a non-negative integer) or an RFC 3339 time")
+	}
+	return time.UnixMilli(ms).UTC(), nil
 }
 
 func (s *Service) httpFeedbackKB(w http.ResponseWriter, r *http.Request) {
@@ -153,10 +190,16 @@ func (s *Service) httpFeedbackKB(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	helpful := body.Helpful != nil
-	c := body.Helpful
+	fc, field := body.Helpful, "add_helpful_case"
 	if !helpful {
-		c = body.Harmful
+		fc, field = body.Harmful, "add_harmful_case"
 	}
+	at, err := parseTimestamp(fc.Timestamp)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%s.timestamp: %w", field, err))
+		return
+	}
+	c := &kb.Case{Task: fc.Task, Outcome: fc.Outcome, Reason: fc.Reason, Timestamp: at}
 	scopes, all := callerScopes(r)
 	resp, err := s.UpdateKB(r.Context(), kb.UpdateRequest{ID: r.PathValue("id"), Action: kb.ActionFeedback, Helpful: &helpful, Case: c},
 		scopes, all)

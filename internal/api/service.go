@@ -7,7 +7,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -189,8 +188,8 @@ func (s *Service) Run(ctx context.Context) error {
 func jsonEndpoint[Req, Resp any](ctx context.Context, fn func(context.Context, Req) (Resp, error)) micro.HandlerFunc {
 	return func(req micro.Request) {
 		var in Req
-		if err := json.Unmarshal(req.Data(), &in); err != nil {
-			_ = req.Error("400", "request is not valid JSON for this endpoint: "+err.Error(), nil)
+		if err := decodeBody(req.Data(), &in, true); err != nil {
+			_ = req.Error("400", err.Error(), nil)
 			return
 		}
 		out, err := fn(ctx, in)
