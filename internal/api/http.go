@@ -144,6 +144,14 @@ func (s *Service) httpSearchDocs(w http.ResponseWriter, r *http.Request) {
 	} else {
 		req.MinSeq = uint64(v)
 	}
+	switch v := q.Get("content"); v {
+	case "", "0", "false":
+	case "1", "true":
+		req.Content = true
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Errorf("content must be 1, true, 0 or false, not %q", v))
+		return
+	}
 	for _, r := range q["repo"] {
 		for _, name := range strings.Split(r, ",") {
 			if name = strings.TrimSpace(name); name != "" {

@@ -16,7 +16,18 @@ type SearchRequest struct {
 	MinSeq uint64 `json:"min_seq,omitempty"`
 	// NoSnippet skips building snippets (for callers that only rank).
 	NoSnippet bool `json:"no_snippet,omitempty"`
+	// Content returns each hit's section text, bounded per hit
+	// (MaxHitContentBytes) and per reply (MaxReplyContentBytes).
+	Content bool `json:"content,omitempty"`
 }
+
+// Bounds on the section text of a search reply with Content set: a longer
+// section is cut at a word boundary and ends with an ellipsis; once a
+// reply holds MaxReplyContentBytes, later hits carry none.
+const (
+	MaxHitContentBytes   = 4 << 10
+	MaxReplyContentBytes = 24 << 10
+)
 
 // SearchHit is one ranked section.
 type SearchHit struct {
@@ -28,7 +39,11 @@ type SearchHit struct {
 	ChunkID     string   `json:"chunk_id"`
 	Score       float64  `json:"score"`
 	Snippet     string   `json:"snippet,omitempty"`
-	Seq         uint64   `json:"seq"`
+	// Content is the section text, when the request asked for it.
+	Content string `json:"content,omitempty"`
+	// ContentCut is set when Content was cut short by a bound.
+	ContentCut bool   `json:"content_truncated,omitempty"`
+	Seq        uint64 `json:"seq"`
 	Priority    int      `json:"priority"`
 	RepoType    string   `json:"repo_type"`
 }

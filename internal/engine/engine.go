@@ -360,8 +360,16 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	if req.NoSnippet {
 		termSet = nil
 	}
+	budget := contract.MaxReplyContentBytes
 	for _, h := range kept {
-		resp.Hits = append(resp.Hits, e.hit(h, ps, termSet))
+		hit := e.hit(h, ps, termSet)
+		// A section that fits in what is left goes whole; a longer one is
+		// cut while a useful part of it fits.
+		if limit := min(contract.MaxHitContentBytes, budget); req.Content && (len(h.Entry.Text) <= limit || limit >= minContentBytes) {
+			hit.Content, hit.ContentCut = cutText(h.Entry.Text, limit)
+			budget -= len(hit.Content)
+		}
+		resp.Hits = append(resp.Hits, hit)
 		shown[h.Entry] = true
 	}
 	for _, s := range shadowed {
@@ -402,6 +410,29 @@ func (e *Engine) snippet(en *search.Entry, ps *highlight.Matcher, terms map[stri
 		return ""
 	}
 	return ps.Snippet(e.an, en, terms, snippetBytes)
+}
+
+// minContentBytes is the least of a section's text worth sending cut.
+const minContentBytes = 256
+
+// cutText returns text whole when it fits in limit bytes, or else cut at
+// the last word boundary within the limit, with an ellipsis, and true.
+func cutText(text string, limit int) (string, bool) {
+	const ellipsis = " …"
+	if len(text) <= limit {
+		return text, false
+	}
+	if limit <= len(ellipsis) {
+		return "", true
+	}
+	cut := text[:limit-len(ellipsis)]
+	for len(cut) > 0 && !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1] // never split a rune
+	}
+	if i := strings.LastIndexAny(cut, " \t\n"); i > 0 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " \t\n") + ellipsis, true
 }
 
 // Stats reports what the engine holds.
