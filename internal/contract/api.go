@@ -44,8 +44,8 @@ type SearchHit struct {
 	// ContentCut is set when Content was cut short by a bound.
 	ContentCut bool   `json:"content_truncated,omitempty"`
 	Seq        uint64 `json:"seq"`
-	Priority    int      `json:"priority"`
-	RepoType    string   `json:"repo_type"`
+	Priority   int    `json:"priority"`
+	RepoType   string `json:"repo_type"`
 }
 
 // ShadowedHit is a hit that lost conflict resolution to another repository's
