@@ -347,11 +347,7 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	ps := highlight.New(termSet)
 	defer ps.Release()
 	boostProximity(hits, ps)
-	var sets []search.TermSet
-	if !oneRepo(hits) {
-		sets = e.docs.TermSets(hits) // only conflicts between repositories need them
-	}
-	kept, shadowed := Resolve(hits, sets)
+	kept, shadowed := Resolve(hits, e.docs)
 	if len(kept) > topK {
 		kept = kept[:topK]
 	}

@@ -30,15 +30,20 @@ const SimilarThreshold = 0.9
 // compared by content: a heading with a line under it is no copy.
 const minSimilarTerms = 8
 
+// TermSource gives the term sets of hits (search.Index).
+type TermSource interface {
+	TermCounts(hits []search.Hit) []int
+	TermSets(hits []search.Hit, want []bool) []search.TermSet
+}
+
 // Resolve applies docs conflict resolution to hits (sorted by descending
 // score): hits from different repositories whose normalised section paths
-// match, or whose contents are near-identical (terms, when given, holds
-// each hit's term set: SimilarTerms at least SimilarThreshold), form a
-// group; the lowest priority number wins, core beats extension at equal
+// match, or whose contents are near-identical (with terms given:
+// SimilarTerms at least SimilarThreshold), form a group; the lowest priority number wins, core beats extension at equal
 // priority, then the higher score. Hits of the winner's own repository
 // stay. Winners are ordered by score; equal scores put the lower priority
 // number first, then core before extension, then keep their order.
-func Resolve(hits []search.Hit, terms []search.TermSet) (kept []search.Hit, shadowed []Shadow) {
+func Resolve(hits []search.Hit, terms TermSource) (kept []search.Hit, shadowed []Shadow) {
 	if oneRepo(hits) {
 		kept = slices.Clone(hits)
 		sortKept(kept)
@@ -69,15 +74,28 @@ func Resolve(hits []search.Hit, terms []search.TermSet) (kept []search.Hit, shad
 		}
 	}
 	similar := make(map[[2]int]float64)
-	if len(terms) == len(hits) {
+	if terms != nil {
+		// Only pairs of similar sizes and scores from different
+		// repositories can be copies; only their members' term sets are
+		// built.
+		counts := terms.TermCounts(hits)
+		var pairs [][2]int
+		want := make([]bool, len(hits))
 		for i := range hits {
 			for j := i + 1; j < len(hits); j++ {
-				if hits[i].Entry.Source.Repo == hits[j].Entry.Source.Repo || find(i) == find(j) {
-					continue
+				if hits[i].Entry.Source.Repo != hits[j].Entry.Source.Repo && find(i) != find(j) &&
+					comparableScores(hits[i].Score, hits[j].Score) && comparableSizes(counts[i], counts[j]) {
+					pairs = append(pairs, [2]int{i, j})
+					want[i], want[j] = true, true
 				}
-				if sim := SimilarTerms(terms[i], terms[j]); sim >= SimilarThreshold {
-					similar[[2]int{i, j}] = sim
-					union(i, j)
+			}
+		}
+		if len(pairs) > 0 {
+			sets := terms.TermSets(hits, want)
+			for _, p := range pairs {
+				if sim := SimilarTerms(sets[p[0]], sets[p[1]]); sim >= SimilarThreshold {
+					similar[p] = sim
+					union(p[0], p[1])
 				}
 			}
 		}
@@ -154,6 +172,25 @@ func sortKept(hits []search.Hit) {
 	})
 }
 
+// similarScoreRatio is the least ratio of two hits' scores for them to be
+// compared as copies: sections that share nine tenths of their terms'
+// weight score close together on any query.
+const similarScoreRatio = 0.7
+
+// comparableScores reports whether scores a and b are within
+// similarScoreRatio of each other.
+func comparableScores(a, b float64) bool {
+	return min(a, b) >= similarScoreRatio*max(a, b)
+}
+
+// comparableSizes reports whether sections of a and b distinct terms are
+// worth comparing: both at least minSimilarTerms, and no further apart
+// than an unweighted Jaccard of SimilarThreshold allows (plus one term).
+func comparableSizes(a, b int) bool {
+	return a >= minSimilarTerms && b >= minSimilarTerms &&
+		float64(min(a, b)) >= SimilarThreshold*float64(max(a, b))-1
+}
+
 // SimilarTerms is the IDF-weighted Jaccard similarity of two term sets:
 // the IDF mass of the shared terms over that of all their terms. The rare
 // terms that name a page's subject weigh most, so templated pages about
@@ -163,8 +200,7 @@ func sortKept(hits []search.Hit) {
 // being compared.
 func SimilarTerms(x, y search.TermSet) float64 {
 	a, b := x.IDs, y.IDs
-	if len(a) < minSimilarTerms || len(b) < minSimilarTerms ||
-		float64(min(len(a), len(b))) < SimilarThreshold*float64(max(len(a), len(b)))-1 {
+	if !comparableSizes(len(a), len(b)) {
 		return 0
 	}
 	var shared, all float64

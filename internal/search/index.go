@@ -550,18 +550,43 @@ type TermSet struct {
 	IDF []float64
 }
 
-// TermSets returns the term set of each hit's entry, for comparing the
-// entries' vocabularies. It takes the read lock once.
-func (ix *Index) TermSets(hits []Hit) []TermSet {
+// TermCounts returns the number of distinct terms of each hit's entry
+// (0 for an entry removed since the search). It takes the read lock once.
+func (ix *Index) TermCounts(hits []Hit) []int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]int, len(hits))
+	for i, h := range hits {
+		out[i] = len(h.Entry.terms)
+	}
+	return out
+}
+
+// TermSets returns the term set of each hit's entry for which want is
+// true (all when want is nil), for comparing the entries' vocabularies.
+// It takes the read lock once.
+func (ix *Index) TermSets(hits []Hit, want []bool) []TermSet {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	out := make([]TermSet, len(hits))
+	var byDF [256]float64 // most terms are rare: their IDFs are computed once
 	for i, h := range hits {
+		if want != nil && !want[i] {
+			continue
+		}
 		ids := slices.Clone(h.Entry.terms)
 		slices.Sort(ids)
 		idf := make([]float64, len(ids))
 		for k, id := range ids {
-			idf[k] = ix.idf(ix.lists[id].df)
+			df := ix.lists[id].df
+			if df >= len(byDF) {
+				idf[k] = ix.idf(df)
+				continue
+			}
+			if byDF[df] == 0 {
+				byDF[df] = ix.idf(df)
+			}
+			idf[k] = byDF[df]
 		}
 		out[i] = TermSet{IDs: ids, IDF: idf}
 	}
