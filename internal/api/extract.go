@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/knowhub/knowhub/internal/contract"
@@ -42,6 +44,73 @@ func (s *Service) extractScoped(ctx context.Context, raw []byte, scopes []string
 	return reply, nil
 }
 
+// MaxExtractWait caps the wait of POST /api/extract?wait=.
+const MaxExtractWait = 30 * time.Second
+
+// AwaitExtraction waits, at most wait and while ctx lives, for the
+// extractor to record what the transcript id yielded (KH_EXTRACTIONS), and
+// completes reply with it: status extracted with the count and ids, or
+// pending when the wait ran out first. A duplicate transcript finds the
+// record of its first intake at once. Within the same wait, the reply
+// comes once the entries are searchable.
+func (s *Service) AwaitExtraction(ctx context.Context, reply *contract.ExtractReply, wait time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	kv, err := s.js.KeyValue(ctx, contract.BucketExtractions)
+	if err != nil {
+		return fmt.Errorf("%w: open bucket %s: %v", ErrUnavailable, contract.BucketExtractions, err)
+	}
+	watcher, err := kv.Watch(ctx, reply.TranscriptID)
+	if err != nil {
+		return fmt.Errorf("%w: watch extraction of %s: %v", ErrUnavailable, reply.TranscriptID, err)
+	}
+	defer func() { _ = watcher.Stop() }()
+	reply.Status = contract.ExtractPending
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e, ok := <-watcher.Updates():
+			if !ok {
+				return nil
+			}
+			if e == nil || e.Operation() != jetstream.KeyValuePut {
+				continue // nil marks the end of the current values
+			}
+			var done contract.Extraction
+			if err := json.Unmarshal(e.Value(), &done); err != nil {
+				return fmt.Errorf("decode extraction of %s: %w", reply.TranscriptID, err)
+			}
+			n := len(done.IDs)
+			reply.Status, reply.ExtractedCount, reply.IDs = contract.ExtractDone, &n, done.IDs
+			if done.Seq > 0 {
+				s.engine.WaitApplied(ctx, contract.CollectionKB, done.Seq)
+			}
+			return nil
+		}
+	}
+}
+
+// waitParam reads the wait parameter: a duration such as 5s or 1500ms, or
+// a number of seconds, capped at MaxExtractWait.
+func waitParam(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		n, nerr := strconv.ParseFloat(v, 64)
+		if nerr != nil {
+			return 0, errors.New("wait must be a duration such as 5s or a number of seconds")
+		}
+		d = time.Duration(n * float64(time.Second))
+	}
+	if d < 0 {
+		return 0, errors.New("wait must not be negative")
+	}
+	return min(d, MaxExtractWait), nil
+}
+
 // ErrTooLarge marks a request over a size limit.
 var ErrTooLarge = errors.New("too large")
 
@@ -67,6 +136,11 @@ func (s *Service) httpExtract(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
+	wait, err := waitParam(r.URL.Query().Get("wait"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
 	// A token's transcript yields entries within the token's scopes.
 	scopes, err := saveScopes(CallerFrom(r.Context()), nil)
 	if err != nil {
@@ -78,5 +152,15 @@ func (s *Service) httpExtract(w http.ResponseWriter, r *http.Request) {
 		writeError(w, StatusOf(err), err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, reply)
+	if wait > 0 {
+		if err := s.AwaitExtraction(r.Context(), reply, wait); err != nil {
+			writeError(w, StatusOf(err), err)
+			return
+		}
+	}
+	status := http.StatusAccepted
+	if reply.Status == contract.ExtractDone {
+		status = http.StatusOK
+	}
+	writeJSON(w, status, reply)
 }

@@ -1,9 +1,9 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -108,18 +108,21 @@ func (s *Service) httpRemoveTool(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, resp)
 }
 
-// readJSON decodes a JSON body (bounded by the middleware), answering 413
-// or 400 itself.
+// readJSON decodes a JSON body (bounded by the middleware) with
+// decodeBody, answering 413 or 400 itself.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", tooBig.Limit))
 			return false
 		}
-		writeError(w, http.StatusBadRequest, fmt.Errorf("request body: %v", err))
+		writeError(w, http.StatusBadRequest, fmt.Errorf("read request body: %w", err))
+		return false
+	}
+	if err := decodeBody(data, v, false); err != nil {
+		writeError(w, http.StatusBadRequest, err)
 		return false
 	}
 	return true
@@ -141,6 +144,14 @@ func (s *Service) httpSearchDocs(w http.ResponseWriter, r *http.Request) {
 		return
 	} else {
 		req.MinSeq = uint64(v)
+	}
+	switch v := q.Get("content"); v {
+	case "", "0", "false":
+	case "1", "true":
+		req.Content = true
+	default:
+		writeError(w, http.StatusBadRequest, fmt.Errorf("content must be 1, true, 0 or false, not %q", v))
+		return
 	}
 	for _, r := range q["repo"] {
 		for _, name := range strings.Split(r, ",") {

@@ -1,10 +1,15 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/kb"
@@ -21,14 +26,28 @@ func (s *Service) kbRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /api/knowledge/{id}/revoke", s.httpModerateKB(kb.ActionRevoke))
 }
 
-// callerScopes are the scopes a request acts with: the token's, or for a
-// trusted caller of an open API those named in the scopes parameter.
-func callerScopes(r *http.Request) []string {
+// callerScopes are the scopes a request acts with, and whether it sees
+// every scope. A token's caller acts with the token's scopes; the scopes
+// parameter can only narrow them, never widen them. A trusted caller of
+// an open API acts with the scopes it names, or, naming none, sees every
+// scope: on a local node without tokens, what an agent saved or what was
+// extracted from its transcripts is found by plain requests.
+func callerScopes(r *http.Request) (scopes []string, all bool) {
 	c := CallerFrom(r.Context())
+	asked := splitList(r.URL.Query()["scopes"])
 	if c.Trusted {
-		return splitList(r.URL.Query()["scopes"])
+		return asked, len(asked) == 0
 	}
-	return c.Scopes
+	if len(asked) == 0 {
+		return c.Scopes, false
+	}
+	var narrowed []string
+	for _, s := range asked {
+		if slices.Contains(c.Scopes, s) && !slices.Contains(narrowed, s) {
+			narrowed = append(narrowed, s)
+		}
+	}
+	return narrowed, false
 }
 
 func splitList(values []string) []string {
@@ -53,7 +72,8 @@ type KBSearchHTTP struct {
 
 func (s *Service) httpSearchKB(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	req := kb.SearchRequest{Query: q.Get("q"), Types: splitList(q["types"]), Scopes: callerScopes(r), Format: q.Get("format")}
+	req := kb.SearchRequest{Query: q.Get("q"), Types: splitList(q["types"]), Format: q.Get("format")}
+	req.Scopes, req.AllScopes = callerScopes(r)
 	if req.Query == "" {
 		req.Query = q.Get("query")
 	}
@@ -109,7 +129,8 @@ func (s *Service) httpSaveKB(w http.ResponseWriter, r *http.Request) {
 
 func (s *Service) httpGetKB(w http.ResponseWriter, r *http.Request) {
 	c := CallerFrom(r.Context())
-	e, err := s.GetKB(r.Context(), contract.KBGetRequest{ID: r.PathValue("id"), Scopes: callerScopes(r)}, !c.Trusted && c.Admin())
+	scopes, all := callerScopes(r)
+	e, err := s.GetKB(r.Context(), contract.KBGetRequest{ID: r.PathValue("id"), Scopes: scopes}, all || !c.Trusted && c.Admin())
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return
@@ -119,8 +140,41 @@ func (s *Service) httpGetKB(w http.ResponseWriter, r *http.Request) {
 
 // feedbackBody is the body of PUT /api/knowledge/{id}.
 type feedbackBody struct {
-	Helpful *kb.Case `json:"add_helpful_case,omitempty"`
-	Harmful *kb.Case `json:"add_harmful_case,omitempty"`
+	Helpful *feedbackCase `json:"add_helpful_case,omitempty"`
+	Harmful *feedbackCase `json:"add_harmful_case,omitempty"`
+}
+
+// feedbackCase is a kb.Case whose timestamp is RFC 3339 or epoch
+// milliseconds (JavaScript's Date.now()).
+type feedbackCase struct {
+	Task      string          `json:"task,omitempty"`
+	Outcome   string          `json:"outcome,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Timestamp json.RawMessage `json:"timestamp,omitempty"`
+}
+
+// parseTimestamp reads a case's timestamp: absent or null is zero (the
+// event's time is used), a JSON number is epoch milliseconds, a string is
+// RFC 3339.
+func parseTimestamp(raw json.RawMessage) (time.Time, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return time.Time{}, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err == nil {
+			if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+				return t.UTC(), nil
+			}
+		}
+		return time.Time{}, errors.New("must be an RFC 3339 time (2026-03-01T12:00:00Z) or epoch milliseconds")
+	}
+	ms, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || ms < 0 {
+		return time.Time{}, errors.New("must be epoch milliseconds (a non-negative integer) or an RFC 3339 time")
+	}
+	return time.UnixMilli(ms).UTC(), nil
 }
 
 func (s *Service) httpFeedbackKB(w http.ResponseWriter, r *http.Request) {
@@ -133,13 +187,19 @@ func (s *Service) httpFeedbackKB(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	helpful := body.Helpful != nil
-	c := body.Helpful
+	fc, field := body.Helpful, "add_helpful_case"
 	if !helpful {
-		c = body.Harmful
+		fc, field = body.Harmful, "add_harmful_case"
 	}
-	caller := CallerFrom(r.Context())
+	at, err := parseTimestamp(fc.Timestamp)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%s.timestamp: %w", field, err))
+		return
+	}
+	c := &kb.Case{Task: fc.Task, Outcome: fc.Outcome, Reason: fc.Reason, Timestamp: at}
+	scopes, all := callerScopes(r)
 	resp, err := s.UpdateKB(r.Context(), kb.UpdateRequest{ID: r.PathValue("id"), Action: kb.ActionFeedback, Helpful: &helpful, Case: c},
-		callerScopes(r), caller.Trusted)
+		scopes, all)
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/kb"
 )
 
@@ -292,7 +293,7 @@ func call[Req, Resp any](t *mcpTools, ctx context.Context, req *mcp.CallToolRequ
 }
 
 func (t *mcpTools) searchDocs(ctx context.Context, req *mcp.CallToolRequest, in SearchDocsInput) (*mcp.CallToolResult, *SearchDocsOutput, error) {
-	sr := contract.SearchRequest{Query: in.Query, TopK: in.TopK, Repos: splitList([]string{in.Repo}), TextBytes: mcpTextBytes}
+	sr := contract.SearchRequest{Query: in.Query, TopK: in.TopK, Repos: splitList([]string{in.Repo}), Content: true}
 	if sr.TopK == 0 {
 		sr.TopK = mcpDefaultTopK
 	}
@@ -315,14 +316,14 @@ func (t *mcpTools) searchDocs(ctx context.Context, req *mcp.CallToolRequest, in 
 			b.WriteString(" § " + heading)
 		}
 		fmt.Fprintf(&b, " (score %.2f)\n", h.Score)
-		body := h.Text
+		body := h.Content
 		if body == "" {
 			body = h.Snippet
 		}
-		b.WriteString(body)
-		if h.Cut {
-			b.WriteString(" […]")
+		if c, cut := engine.CutText(body, mcpTextBytes); cut {
+			body = c
 		}
+		b.WriteString(body)
 		winner := h.Repo + ":" + h.Path + "#" + h.ChunkID
 		for _, s := range resp.Shadowed {
 			if s.ShadowedBy == winner {

@@ -254,7 +254,7 @@ func testSearchDocs(t *testing.T, cs *mcp.ClientSession) {
 	// A long section comes back cut, and marked so.
 	res = callTool(t, cs, api.ToolSearchDocs, map[string]any{"query": "archive transcript replay", "top_k": 1})
 	blocks = texts(t, res)
-	if len(blocks) < 1 || !strings.HasPrefix(blocks[0], "[1] core:long.md") || !strings.HasSuffix(blocks[0], "[…]") || len(blocks[0]) > 2000 {
+	if len(blocks) < 1 || !strings.HasPrefix(blocks[0], "[1] core:long.md") || !strings.HasSuffix(blocks[0], " …") || len(blocks[0]) > 2000 {
 		t.Errorf("long section not bounded (%d bytes): %.200s", len(blocks[0]), blocks[0])
 	}
 

@@ -7,7 +7,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -120,6 +119,10 @@ func New(cfg Config, deps Deps) (*Service, error) {
 // registered: requests sent from then on find a responder.
 func (s *Service) Ready() <-chan struct{} { return s.ready }
 
+// open reports whether the node has no tokens: a local API whose callers
+// are trusted.
+func (s *Service) open() bool { return len(s.cfg.Tokens) == 0 }
+
 // IsReady reports whether the index has loaded.
 func (s *Service) IsReady() bool { return s.index.IsReady() }
 
@@ -155,7 +158,13 @@ func (s *Service) Run(ctx context.Context) error {
 		{"search-tools", contract.SubjectSearchTools, jsonEndpoint(ctx, s.SearchTools)},
 		{"tools-upsert", contract.SubjectToolsUpsert, jsonEndpoint(ctx, s.UpsertTools)},
 		{"tools-remove", contract.SubjectToolsRemove, jsonEndpoint(ctx, s.RemoveTools)},
-		{"search-kb", contract.SubjectSearchKB, jsonEndpoint(ctx, s.SearchKB)},
+		// On an open node (no tokens) a NATS search or read naming no
+		// scopes sees every scope, as an HTTP one does; with tokens it
+		// sees the public entries and those of the scopes it names.
+		{"search-kb", contract.SubjectSearchKB, jsonEndpoint(ctx, func(ctx context.Context, r kb.SearchRequest) (*kb.SearchResponse, error) {
+			r.AllScopes = s.open() && len(r.Scopes) == 0
+			return s.SearchKB(ctx, r)
+		})},
 		{"kb-save", contract.SubjectKBSave, jsonEndpoint(ctx, s.SaveKB)},
 		// NATS callers are trusted: NATS authorisation decides who may
 		// send on these subjects.
@@ -163,7 +172,7 @@ func (s *Service) Run(ctx context.Context) error {
 			return s.UpdateKB(ctx, r, nil, true)
 		})},
 		{"kb-get", contract.SubjectKBGet, jsonEndpoint(ctx, func(ctx context.Context, r contract.KBGetRequest) (*kb.Entry, error) {
-			return s.GetKB(ctx, r, false)
+			return s.GetKB(ctx, r, s.open() && len(r.Scopes) == 0)
 		})},
 		{"extract", contract.SubjectExtract, s.handleExtract(ctx)},
 		{"kb-review", contract.SubjectKBReview, jsonEndpoint(ctx, func(ctx context.Context, _ struct{}) ([]kb.Entry, error) {
@@ -186,8 +195,8 @@ func (s *Service) Run(ctx context.Context) error {
 func jsonEndpoint[Req, Resp any](ctx context.Context, fn func(context.Context, Req) (Resp, error)) micro.HandlerFunc {
 	return func(req micro.Request) {
 		var in Req
-		if err := json.Unmarshal(req.Data(), &in); err != nil {
-			_ = req.Error("400", "request is not valid JSON for this endpoint: "+err.Error(), nil)
+		if err := decodeBody(req.Data(), &in, true); err != nil {
+			_ = req.Error("400", err.Error(), nil)
 			return
 		}
 		out, err := fn(ctx, in)

@@ -68,10 +68,10 @@ func withTopology(ctx context.Context, nc *nats.Conn, replicas int) (*nats.Conn,
 }
 
 // NewRedactor builds the shared redactor: the built-in rules plus the
-// configured patterns.
+// configured patterns and secretPatterns.
 func NewRedactor(cfg *config.Config) (*redact.Redactor, error) {
 	var custom []redact.Pattern
-	for _, p := range cfg.Redaction.Patterns {
+	for _, p := range cfg.Redaction.AllPatterns() {
 		custom = append(custom, redact.Pattern{Name: p.Name, Regex: p.Regex, Keywords: p.Keywords})
 	}
 	return redact.New(custom)

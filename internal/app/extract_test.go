@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +169,56 @@ func TestRawTranscriptsAreSanitizedBeforeStorage(t *testing.T) {
 		return err == nil && p.DeadLetters == 1
 	})
 	assertNowhere(t, a.srv.JS, plantedSecret)
+}
+
+// The KnowHub plugin's body has no trigger; with ?wait= the reply carries
+// what extraction saved, once the extractor has recorded it.
+func TestExtractWaitReportsEntries(t *testing.T) {
+	a := startOpenAPI(t)
+	var doc map[string]any
+	if err := json.Unmarshal(readTranscript(t, "pnpm_preference"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc, "trigger")
+	body, _ := json.Marshal(doc)
+
+	var er struct{ Error string }
+	if code := a.do("POST", "/api/extract?wait=soon", "", body, &er); code != 400 || !strings.Contains(er.Error, "wait must be") {
+		t.Errorf("wait=soon: %d %q", code, er.Error)
+	}
+	var reply contract.ExtractReply
+	if code := a.do("POST", "/api/extract?wait=20s", "", body, &reply); code != 200 {
+		t.Fatalf("extract with wait: %d %+v", code, reply)
+	}
+	if reply.Status != contract.ExtractDone || reply.ExtractedCount == nil || *reply.ExtractedCount != len(reply.IDs) || len(reply.IDs) == 0 {
+		t.Fatalf("reply %+v, want status extracted with the ids", reply)
+	}
+	// The entries are searchable when the reply comes.
+	for _, id := range reply.IDs {
+		var e kb.Entry
+		if code := a.do("GET", "/api/knowledge/"+id, "", nil, &e); code != 200 || e.TranscriptID != reply.TranscriptID {
+			t.Errorf("reply id %s: %d, transcript %q, want %s", id, code, e.TranscriptID, reply.TranscriptID)
+		}
+		if r := a.search("", e.Task+" "+e.Content, 0, ""); !slices.Contains(ids(r), id) {
+			t.Errorf("extracted entry %s not found by search: %v", id, ids(r))
+		}
+	}
+	// The same transcript again: a duplicate, answered from the record.
+	var again contract.ExtractReply
+	if code := a.do("POST", "/api/extract?wait=20s", "", body, &again); code != 200 || !again.Duplicate ||
+		again.Status != contract.ExtractDone || !slices.Equal(again.IDs, reply.IDs) {
+		t.Errorf("duplicate with wait: %d %+v", code, again)
+	}
+	// Without a wait the reply comes at once.
+	var queued contract.ExtractReply
+	if code := a.do("POST", "/api/extract", "", []byte(`{"messages":[{"role":"user","content":"hello there"}],"agent_id":"coder"}`), &queued); code != 202 ||
+		queued.Status != contract.ExtractQueued || queued.ExtractedCount != nil {
+		t.Errorf("extract without wait: %d %+v", code, queued)
+	}
+	// A transcript that yields nothing reports zero.
+	var none contract.ExtractReply
+	if code := a.do("POST", "/api/extract?wait=20", "", []byte(`{"messages":[{"role":"user","content":"hello there"}],"agent_id":"coder"}`), &none); code != 200 ||
+		none.Status != contract.ExtractDone || none.ExtractedCount == nil || *none.ExtractedCount != 0 {
+		t.Errorf("empty extraction: %d %+v", code, none)
+	}
 }

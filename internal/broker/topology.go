@@ -73,6 +73,8 @@ func bucketConfigs() []jetstream.KeyValueConfig {
 	return []jetstream.KeyValueConfig{
 		{Bucket: contract.BucketIndex, Description: "per document term vectors and display text", History: 1, Storage: jetstream.FileStorage},
 		{Bucket: contract.BucketKB, Description: "current knowledge records", History: 1, Storage: jetstream.FileStorage},
+		{Bucket: contract.BucketExtractions, Description: "what extraction saved from each transcript", History: 1,
+			Storage: jetstream.FileStorage, TTL: 7 * 24 * time.Hour},
 	}
 }
 

@@ -78,6 +78,14 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 		out, _ := run(t, url, "kb", "search", "vitest", "watch")
 		return strings.Contains(out, id)
 	})
+	// On a node without tokens an entry saved with scopes is found by a
+	// search that names none.
+	out = expect("active", "kb", "save", "--task", "lint", "--content", "Run eslint with --cache locally; CI lints from scratch.", "--types", "tool", "--scopes", "org:openclaw")
+	scoped := strings.Fields(out)[0]
+	natstest.WaitFor(t, 5*time.Second, "the scoped entry to be found without scopes", func() bool {
+		out, _ := run(t, url, "kb", "search", "eslint", "cache")
+		return strings.Contains(out, scoped)
+	})
 	expect(`"content"`, "kb", "get", id)
 	expect("recorded at sequence", "kb", "helpful", id, "--task", "ci", "--outcome", "green")
 	expect("nothing is quarantined", "kb", "review")

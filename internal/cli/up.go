@@ -13,6 +13,7 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	data := c.fs.String("data", "", "data `dir` for the embedded NATS server (default ./.knowhub, or dataDir from the config)")
 	natsListen := c.fs.String("nats-listen", "", "embedded NATS `host:port` (default 127.0.0.1:4222)")
 	httpListen := c.fs.String("http", "", "HTTP API `host:port`, or off (default 127.0.0.1:7700)")
+	openclaw := c.fs.String("openclaw", "", "read repositories, secretPatterns and chunkMaxTokens from the doc-engine (or knowhub) plugin entry of this OpenClaw `openclaw.json`")
 	dirs, err := c.parse(args)
 	if err != nil {
 		return err
@@ -29,6 +30,13 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *httpListen != "" {
 		cfg.HTTP.Listen = *httpListen
+	}
+	if *openclaw != "" {
+		oc, err := config.LoadOpenClaw(*openclaw)
+		if err != nil {
+			return err
+		}
+		cfg.ApplyOpenClaw(oc)
 	}
 	if len(dirs) > 0 {
 		repos, err := config.RepositoriesFromArgs(dirs)

@@ -8,9 +8,9 @@
 // caller runs Validate again.
 //
 // A key that is absent from the file keeps its default; a key that is
-// present, even with a zero value, replaces it ("priority": 0 is the
-// highest priority, "listen": "" turns the HTTP API off). JSON null counts
-// as absent.
+// present, even with a zero value, replaces it ("listen": "" turns the
+// HTTP API off, "debounceMs": 0 reads a file at once). JSON null counts as
+// absent.
 //
 // The package reads files and the environment only when asked to and
 // imports neither NATS nor HTTP: the fields are the interface, and the
@@ -18,7 +18,9 @@
 package config
 
 import (
+	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/contract"
@@ -151,7 +153,8 @@ type Repository struct {
 	// Path is the repository root. Parse expands a leading "~" and makes
 	// a relative path absolute against the config file's directory.
 	Path string `json:"path"`
-	// Priority decides conflicts between repositories: lower wins.
+	// Priority decides conflicts between repositories: lower wins; it is
+	// at least 1, as in the OpenClaw doc-engine plugin.
 	Priority int `json:"priority"`
 	// Type is contract.RepoCore or contract.RepoExtension; at equal
 	// priority core wins.
@@ -178,6 +181,23 @@ func (r Repository) Meta() contract.RepoMeta {
 // Redaction adds rules to the redactor's built-in ones.
 type Redaction struct {
 	Patterns []Pattern `json:"patterns"`
+	// SecretPatterns are bare regular expressions, the OpenClaw doc-engine
+	// plugin's "secretPatterns": each is one more rule, added to the
+	// built-in ones (which already hold that plugin's four defaults).
+	SecretPatterns []string `json:"secretPatterns"`
+}
+
+// SecretPatternName is the finding kind of a rule from SecretPatterns.
+const SecretPatternName = "secret-pattern"
+
+// AllPatterns returns Patterns followed by one Pattern per SecretPatterns
+// entry, named SecretPatternName with its index.
+func (r Redaction) AllPatterns() []Pattern {
+	out := slices.Clone(r.Patterns)
+	for i, p := range r.SecretPatterns {
+		out = append(out, Pattern{Name: fmt.Sprintf("%s-%d", SecretPatternName, i+1), Regex: p})
+	}
+	return out
 }
 
 // Pattern is one extra redaction rule: a Go (RE2) regular expression,

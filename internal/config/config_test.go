@@ -93,7 +93,7 @@ func TestPresentZeroValues(t *testing.T) {
 	c, err := parse(t, `{
 		"http": {"listen": ""},
 		"watcher": {"debounceMs": 0, "maxFileBytes": null},
-		"repositories": [{"name": "docs", "path": "/d", "priority": 0}]
+		"repositories": [{"name": "docs", "path": "/d", "exclude": []}]
 	}`)
 	if err != nil {
 		t.Fatal(err)
@@ -104,8 +104,8 @@ func TestPresentZeroValues(t *testing.T) {
 	if c.Watcher.DebounceMS != 0 || c.Watcher.MaxFileBytes != DefaultMaxFileBytes {
 		t.Errorf("watcher = %+v", c.Watcher)
 	}
-	if c.Repositories[0].Priority != 0 {
-		t.Errorf("priority = %d, want 0", c.Repositories[0].Priority)
+	if c.Repositories[0].Exclude == nil || len(c.Repositories[0].Exclude) != 0 {
+		t.Errorf("exclude = %#v, want an empty list", c.Repositories[0].Exclude)
 	}
 	off, err := parse(t, `{"http": {"listen": "off"}}`)
 	if err != nil {
@@ -311,6 +311,8 @@ func TestValidate(t *testing.T) {
 		{"repo name duplicate", func(c *Config) { c.Repositories[1].Name = "docs" },
 			`repositories[1].name: "docs" is also the name of repositories[0]`},
 		{"repo path", func(c *Config) { c.Repositories[1].Path = "" }, "repositories[1].path: required"},
+		{"repo priority zero", func(c *Config) { c.Repositories[0].Priority = 0 }, "repositories[0].priority: must be a number of at least 1"},
+		{"repo priority negative", func(c *Config) { c.Repositories[1].Priority = -3 }, "repositories[1].priority: must be a number of at least 1 (1 is the most authoritative), not -3"},
 		{"repo type", func(c *Config) { c.Repositories[0].Type = "primary" }, `repositories[0].type: must be "core" or "extension"`},
 		{"repo type empty", func(c *Config) { c.Repositories[0].Type = "" }, `repositories[0].type: must be "core" or "extension"`},
 		{"repo glob invalid", func(c *Config) { c.Repositories[0].Glob = "**/*.{md" }, `repositories[0].glob: "**/*.{md" is not a valid glob`},
@@ -349,6 +351,11 @@ func TestValidate(t *testing.T) {
 		{"pattern regex missing", func(c *Config) { c.Redaction.Patterns[0].Regex = "" }, "redaction.patterns[0].regex: required"},
 		{"pattern regex invalid", func(c *Config) { c.Redaction.Patterns[0].Regex = "(" }, "redaction.patterns[0].regex: error parsing regexp"},
 		{"pattern regex empty match", func(c *Config) { c.Redaction.Patterns[0].Regex = "a*" }, "redaction.patterns[0].regex: matches the empty string"},
+		{"secret pattern invalid", func(c *Config) { c.Redaction.SecretPatterns = []string{"sk-[a-z]{20,}", "(?=x)key"} },
+			"redaction.secretPatterns[1]: error parsing regexp"},
+		{"secret pattern empty", func(c *Config) { c.Redaction.SecretPatterns = []string{""} }, "redaction.secretPatterns[0]: must not be empty"},
+		{"secret pattern empty match", func(c *Config) { c.Redaction.SecretPatterns = []string{"x?"} },
+			"redaction.secretPatterns[0]: matches the empty string"},
 		{"pattern keyword empty", func(c *Config) { c.Redaction.Patterns[0].Keywords = []string{""} }, "redaction.patterns[0].keywords[0]: must not be empty"},
 
 		{"chunk tokens low", func(c *Config) { c.Chunker.ChunkMaxTokens = 49 }, "chunker.chunkMaxTokens: must be between 50 and 8000, not 49"},
@@ -447,3 +454,20 @@ func TestCheckPaths(t *testing.T) {
 }
 
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `\`, `\\`) + `"` }
+
+// The doc-engine plugin's secretPatterns key holds bare regular
+// expressions; each becomes one more named rule after the patterns.
+func TestSecretPatterns(t *testing.T) {
+	c, err := parse(t, `{"redaction":{"patterns":[{"name":"ikey","regex":"ikey_[a-z]{8}"}],"secretPatterns":["CUSTOM-[A-Z]{10}","tok_[0-9]{6}"]}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := c.Redaction.AllPatterns()
+	want := []Pattern{{Name: "ikey", Regex: "ikey_[a-z]{8}"}, {Name: "secret-pattern-1", Regex: "CUSTOM-[A-Z]{10}"}, {Name: "secret-pattern-2", Regex: "tok_[0-9]{6}"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("AllPatterns() = %+v, want %+v", got, want)
+	}
+	if _, err := parse(t, `{"redaction":{"secretPatterns":"sk-.*"}}`); err == nil || !strings.Contains(err.Error(), "redaction.secretPatterns: must be an array") {
+		t.Errorf("a string for secretPatterns: %v", err)
+	}
+}

@@ -186,6 +186,9 @@ func validateRepositories(e *errs, repos []Repository) {
 		if r.Path == "" {
 			e.add(field+".path", "required")
 		}
+		if r.Priority < 1 {
+			e.add(field+".priority", "must be a number of at least 1 (1 is the most authoritative), not %d", r.Priority)
+		}
 		if r.Type != contract.RepoCore && r.Type != contract.RepoExtension {
 			e.add(field+".type", "must be %q or %q", contract.RepoCore, contract.RepoExtension)
 		}
@@ -230,6 +233,16 @@ func (r Redaction) validate(e *errs) {
 			if k == "" {
 				e.add(fmt.Sprintf("%s.keywords[%d]", field, j), "must not be empty")
 			}
+		}
+	}
+	for i, p := range r.SecretPatterns {
+		field := fmt.Sprintf("redaction.secretPatterns[%d]", i)
+		if p == "" {
+			e.add(field, "must not be empty")
+		} else if re, err := regexp.Compile(p); err != nil {
+			e.add(field, "%v (Go RE2 syntax: no lookaround or backreferences)", err)
+		} else if re.MatchString("") {
+			e.add(field, "matches the empty string, so it would redact everywhere")
 		}
 	}
 }

@@ -16,13 +16,18 @@ type SearchRequest struct {
 	MinSeq uint64 `json:"min_seq,omitempty"`
 	// NoSnippet skips building snippets (for callers that only rank).
 	NoSnippet bool `json:"no_snippet,omitempty"`
-	// TextBytes, when set, asks for each hit's section text, cut to at
-	// most this many bytes (the engine caps it at MaxTextBytes).
-	TextBytes int `json:"text_bytes,omitempty"`
+	// Content returns each hit's section text, bounded per hit
+	// (MaxHitContentBytes) and per reply (MaxReplyContentBytes).
+	Content bool `json:"content,omitempty"`
 }
 
-// MaxTextBytes bounds SearchRequest.TextBytes.
-const MaxTextBytes = 16 << 10
+// Bounds on the section text of a search reply with Content set: a longer
+// section is cut at a word boundary and ends with an ellipsis; once a
+// reply holds MaxReplyContentBytes, later hits carry none.
+const (
+	MaxHitContentBytes   = 4 << 10
+	MaxReplyContentBytes = 24 << 10
+)
 
 // SearchHit is one ranked section.
 type SearchHit struct {
@@ -34,13 +39,13 @@ type SearchHit struct {
 	ChunkID     string   `json:"chunk_id"`
 	Score       float64  `json:"score"`
 	Snippet     string   `json:"snippet,omitempty"`
-	// Text is the section's text when the request set TextBytes; Cut
-	// reports that it was shortened.
-	Text     string `json:"text,omitempty"`
-	Cut      bool   `json:"cut,omitempty"`
-	Seq      uint64 `json:"seq"`
-	Priority int    `json:"priority"`
-	RepoType string `json:"repo_type"`
+	// Content is the section text, when the request asked for it.
+	Content string `json:"content,omitempty"`
+	// ContentCut is set when Content was cut short by a bound.
+	ContentCut bool   `json:"content_truncated,omitempty"`
+	Seq        uint64 `json:"seq"`
+	Priority   int    `json:"priority"`
+	RepoType   string `json:"repo_type"`
 }
 
 // ShadowedHit is a hit that lost conflict resolution to another repository's

@@ -139,6 +139,10 @@ type KBSearchRequest struct {
 	Limit  int      `json:"limit,omitempty"`
 	Types  []string `json:"types,omitempty"`
 	Scopes []string `json:"scopes,omitempty"`
+	// AllScopes sees entries of every scope. Only the API edge sets it,
+	// for a caller of an open node (no tokens) that names no scopes; it is
+	// never read from a request body.
+	AllScopes bool `json:"-"`
 	// MinScore keeps only entries whose author score is at least this; zero
 	// means no filter.
 	MinScore int    `json:"min_score,omitempty"`

@@ -351,7 +351,7 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	ps := highlight.New(termSet)
 	defer ps.Release()
 	boostProximity(hits, ps)
-	kept, shadowed := Resolve(hits)
+	kept, shadowed := Resolve(hits, e.docs)
 	if len(kept) > topK {
 		kept = kept[:topK]
 	}
@@ -360,10 +360,14 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	if req.NoSnippet {
 		termSet = nil
 	}
+	budget := contract.MaxReplyContentBytes
 	for _, h := range kept {
 		hit := e.hit(h, ps, termSet)
-		if req.TextBytes > 0 {
-			hit.Text, hit.Cut = cutText(h.Entry.Text, min(req.TextBytes, contract.MaxTextBytes))
+		// A section that fits in what is left goes whole; a longer one is
+		// cut while a useful part of it fits.
+		if limit := min(contract.MaxHitContentBytes, budget); req.Content && (len(h.Entry.Text) <= limit || limit >= minContentBytes) {
+			hit.Content, hit.ContentCut = CutText(h.Entry.Text, limit)
+			budget -= len(hit.Content)
 		}
 		resp.Hits = append(resp.Hits, hit)
 		shown[h.Entry] = true
@@ -400,28 +404,35 @@ func (e *Engine) hit(h search.Hit, ps *highlight.Matcher, terms map[string]bool)
 	}
 }
 
-// cutText returns s cut to at most n bytes at a rune boundary, preferring
-// the last line or word break in the second half, and whether it cut.
-func cutText(s string, n int) (string, bool) {
-	if len(s) <= n {
-		return s, false
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	if i := strings.LastIndexAny(s[:cut], "\n "); i > n/2 {
-		cut = i
-	}
-	return strings.TrimRight(s[:cut], " \n"), true
-}
-
 // snippet builds a hit's snippet; nil terms mean no snippet.
 func (e *Engine) snippet(en *search.Entry, ps *highlight.Matcher, terms map[string]bool) string {
 	if terms == nil {
 		return ""
 	}
 	return ps.Snippet(e.an, en, terms, snippetBytes)
+}
+
+// minContentBytes is the least of a section's text worth sending cut.
+const minContentBytes = 256
+
+// CutText returns text whole when it fits in limit bytes, or else cut at
+// the last word boundary within the limit, with an ellipsis, and true.
+func CutText(text string, limit int) (string, bool) {
+	const ellipsis = " …"
+	if len(text) <= limit {
+		return text, false
+	}
+	if limit <= len(ellipsis) {
+		return "", true
+	}
+	cut := text[:limit-len(ellipsis)]
+	for len(cut) > 0 && !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1] // never split a rune
+	}
+	if i := strings.LastIndexAny(cut, " \t\n"); i > 0 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " \t\n") + ellipsis, true
 }
 
 // Stats reports what the engine holds.

@@ -145,35 +145,3 @@ func TestLinkListSectionsDoNotOutrankContent(t *testing.T) {
 		t.Errorf("sandbox network policy → %v, want the content before the link list", hitPaths(r))
 	}
 }
-
-func TestSectionTextIsReturnedOnlyWhenAskedAndBounded(t *testing.T) {
-	long := strings.Repeat("Configure the gateway token é. ", 100)
-	e := engineWith(t, map[string]string{"a.md": long, "b.md": "The gateway is short."})
-	r, err := e.SearchDocs(contract.SearchRequest{Query: "gateway"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range r.Hits {
-		if h.Text != "" || h.Cut {
-			t.Errorf("%s carries text without text_bytes", h.Path)
-		}
-	}
-	r, _ = e.SearchDocs(contract.SearchRequest{Query: "gateway", TextBytes: 101})
-	byPath := map[string]contract.SearchHit{}
-	for _, h := range r.Hits {
-		byPath[h.Path] = h
-	}
-	a, b := byPath["a.md"], byPath["b.md"]
-	if !a.Cut || len(a.Text) > 101 || len(a.Text) < 50 || !utf8.ValidString(a.Text) || !strings.HasPrefix(long, a.Text) {
-		t.Errorf("long section cut to %d bytes (cut %v): %q", len(a.Text), a.Cut, a.Text)
-	}
-	if b.Cut || b.Text != "The gateway is short." {
-		t.Errorf("short section: %q (cut %v)", b.Text, b.Cut)
-	}
-	r, _ = e.SearchDocs(contract.SearchRequest{Query: "gateway", TextBytes: 1 << 30})
-	for _, h := range r.Hits {
-		if len(h.Text) > contract.MaxTextBytes {
-			t.Errorf("%s: %d bytes of text, over the cap", h.Path, len(h.Text))
-		}
-	}
-}

@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/knowhub/knowhub/internal/contract"
@@ -15,27 +17,101 @@ type Shadow struct {
 	Reason string
 }
 
+// SimilarThreshold is the IDF-weighted Jaccard similarity of two
+// sections' term sets at or above which sections at different paths in
+// different repositories are taken for copies of one another. Over every
+// pair of sections from distinct pages of openclaw-docs (9,777 sections),
+// none reaches 0.9 (4 reach 0.85, 67 reach 0.7); with unweighted Jaccard,
+// templated pages that differ only in a product name (plugin reference
+// pages, channel "Related" lists) reach 0.9 in 17 pairs and 0.7 in 2,385.
+const SimilarThreshold = 0.9
+
+// minSimilarTerms is the fewest distinct terms a section needs to be
+// compared by content: a heading with a line under it is no copy.
+const minSimilarTerms = 8
+
+// TermSource gives the term sets of hits (search.Index).
+type TermSource interface {
+	TermCounts(hits []search.Hit) []int
+	TermSets(hits []search.Hit, want []bool) []search.TermSet
+}
+
 // Resolve applies docs conflict resolution to hits (sorted by descending
 // score): hits from different repositories whose normalised section paths
-// match form a group; the lowest priority number wins, core beats extension
-// at equal priority, then the higher score. Hits of the winner's own
-// repository stay. Winners keep their relative order.
-func Resolve(hits []search.Hit) (kept []search.Hit, shadowed []Shadow) {
+// match, or whose contents are near-identical (with terms given:
+// SimilarTerms at least SimilarThreshold), form a group; the lowest priority number wins, core beats extension at equal
+// priority, then the higher score. Hits of the winner's own repository
+// stay. Winners are ordered by score; equal scores put the lower priority
+// number first, then core before extension, then keep their order.
+func Resolve(hits []search.Hit, terms TermSource) (kept []search.Hit, shadowed []Shadow) {
 	if oneRepo(hits) {
-		return hits, nil // conflicts are between repositories
+		kept = slices.Clone(hits)
+		sortKept(kept)
+		return kept, nil // conflicts are between repositories
 	}
-	groups := make(map[string][]int, len(hits))
-	order := make([]string, 0, len(hits))
-	for i, h := range hits {
-		k := h.Entry.SectionKey
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
+	parent := make([]int, len(hits))
+	for i := range parent {
+		parent[i] = i
+	}
+	find := func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
 		}
-		groups[k] = append(groups[k], i)
+		return i
+	}
+	union := func(i, j int) {
+		if ri, rj := find(i), find(j); ri != rj {
+			parent[max(ri, rj)] = min(ri, rj)
+		}
+	}
+	first := make(map[string]int, len(hits))
+	for i, h := range hits {
+		if j, ok := first[h.Entry.SectionKey]; ok {
+			union(j, i)
+		} else {
+			first[h.Entry.SectionKey] = i
+		}
+	}
+	similar := make(map[[2]int]float64)
+	if terms != nil {
+		// Only pairs of similar sizes and scores from different
+		// repositories can be copies; only their members' term sets are
+		// built.
+		counts := terms.TermCounts(hits)
+		var pairs [][2]int
+		want := make([]bool, len(hits))
+		for i := range hits {
+			for j := i + 1; j < len(hits); j++ {
+				if hits[i].Entry.Source.Repo != hits[j].Entry.Source.Repo && find(i) != find(j) &&
+					comparableScores(hits[i].Score, hits[j].Score) && comparableSizes(counts[i], counts[j]) {
+					pairs = append(pairs, [2]int{i, j})
+					want[i], want[j] = true, true
+				}
+			}
+		}
+		if len(pairs) > 0 {
+			sets := terms.TermSets(hits, want)
+			for _, p := range pairs {
+				if sim := SimilarTerms(sets[p[0]], sets[p[1]]); sim >= SimilarThreshold {
+					similar[p] = sim
+					union(p[0], p[1])
+				}
+			}
+		}
+	}
+	groups := make(map[int][]int, len(hits))
+	order := make([]int, 0, len(hits))
+	for i := range hits {
+		r := find(i)
+		if _, ok := groups[r]; !ok {
+			order = append(order, r)
+		}
+		groups[r] = append(groups[r], i)
 	}
 	lost := make([]bool, len(hits))
-	for _, k := range order {
-		idx := groups[k]
+	for _, r := range order {
+		idx := groups[r]
 		if len(idx) < 2 {
 			continue
 		}
@@ -51,7 +127,16 @@ func Resolve(hits []search.Hit) (kept []search.Hit, shadowed []Shadow) {
 				continue
 			}
 			lost[i] = true
-			shadowed = append(shadowed, Shadow{Hit: hits[i], Winner: hits[best], Reason: reason(hits[best], hits[i])})
+			why := reason(hits[best], hits[i])
+			if hits[i].Entry.SectionKey != hits[best].Entry.SectionKey {
+				sim, ok := similar[[2]int{min(i, best), max(i, best)}]
+				if ok {
+					why = fmt.Sprintf("near-identical content (%.0f%% shared terms) to %s:%s; %s", 100*sim, winRepo, hits[best].Entry.Source.Path, why)
+				} else {
+					why = fmt.Sprintf("near-identical content to a section grouped with %s:%s; %s", winRepo, hits[best].Entry.Source.Path, why)
+				}
+			}
+			shadowed = append(shadowed, Shadow{Hit: hits[i], Winner: hits[best], Reason: why})
 		}
 	}
 	for i, h := range hits {
@@ -59,8 +144,92 @@ func Resolve(hits []search.Hit) (kept []search.Hit, shadowed []Shadow) {
 			kept = append(kept, h)
 		}
 	}
+	sortKept(kept)
 	sort.SliceStable(shadowed, func(i, j int) bool { return shadowed[i].Hit.Score > shadowed[j].Hit.Score })
 	return kept, shadowed
+}
+
+// sortKept orders hits by descending score; at equal scores the lower
+// priority number first, then core before extension; otherwise the order
+// stays (the index breaks ties by source key and ordinal).
+func sortKept(hits []search.Hit) {
+	slices.SortStableFunc(hits, func(a, b search.Hit) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		am, bm := a.Entry.Source.Meta, b.Entry.Source.Meta
+		if c := cmp.Compare(am.Priority, bm.Priority); c != 0 {
+			return c
+		}
+		ac, bc := am.Type == contract.RepoCore, bm.Type == contract.RepoCore
+		switch {
+		case ac && !bc:
+			return -1
+		case bc && !ac:
+			return 1
+		}
+		return 0
+	})
+}
+
+// similarScoreRatio is the least ratio of two hits' scores for them to be
+// compared as copies: sections that share nine tenths of their terms'
+// weight score close together on any query.
+const similarScoreRatio = 0.7
+
+// comparableScores reports whether scores a and b are within
+// similarScoreRatio of each other.
+func comparableScores(a, b float64) bool {
+	return min(a, b) >= similarScoreRatio*max(a, b)
+}
+
+// comparableSizes reports whether sections of a and b distinct terms are
+// worth comparing: both at least minSimilarTerms, and no further apart
+// than an unweighted Jaccard of SimilarThreshold allows (plus one term).
+func comparableSizes(a, b int) bool {
+	return a >= minSimilarTerms && b >= minSimilarTerms &&
+		float64(min(a, b)) >= SimilarThreshold*float64(max(a, b))-1
+}
+
+// SimilarTerms is the IDF-weighted Jaccard similarity of two term sets:
+// the IDF mass of the shared terms over that of all their terms. The rare
+// terms that name a page's subject weigh most, so templated pages about
+// different subjects stay apart while copies come out near 1. Sets too
+// small to judge (fewer than minSimilarTerms), or whose sizes differ by
+// more than SimilarThreshold allows an unweighted Jaccard, score 0 without
+// being compared.
+func SimilarTerms(x, y search.TermSet) float64 {
+	a, b := x.IDs, y.IDs
+	if !comparableSizes(len(a), len(b)) {
+		return 0
+	}
+	var shared, all float64
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		switch {
+		case a[i] == b[j]:
+			shared += x.IDF[i]
+			all += x.IDF[i]
+			i++
+			j++
+		case a[i] < b[j]:
+			all += x.IDF[i]
+			i++
+		default:
+			all += y.IDF[j]
+			j++
+		}
+	}
+	for ; i < len(a); i++ {
+		all += x.IDF[i]
+	}
+	for ; j < len(b); j++ {
+		all += y.IDF[j]
+	}
+	if all == 0 {
+		return 0
+	}
+	return shared / all
 }
 
 // beats reports whether a wins a conflict against b.

@@ -66,7 +66,7 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			kept, shadowed := Resolve(tc.hits)
+			kept, shadowed := Resolve(tc.hits, nil)
 			var got []string
 			for _, h := range kept {
 				got = append(got, h.Entry.Source.Repo)

@@ -137,7 +137,7 @@ func StoreScoped(ctx context.Context, js jetstream.JetStream, p *Pipeline, raw [
 	if err != nil {
 		return nil, fmt.Errorf("store transcript %s: %w", id, err)
 	}
-	return &contract.ExtractReply{TranscriptID: id, Duplicate: ack.Duplicate, Seq: ack.Sequence}, nil
+	return &contract.ExtractReply{TranscriptID: id, Status: contract.ExtractQueued, Duplicate: ack.Duplicate, Seq: ack.Sequence}, nil
 }
 
 func (w *Worker) extract(ctx context.Context, m *bus.Message) error {
@@ -149,19 +149,40 @@ func (w *Worker) extract(ctx context.Context, m *bus.Message) error {
 	if err != nil {
 		return err // a model that cannot be reached: retry, then dead-letter
 	}
+	done := contract.Extraction{Schema: contract.SchemaVersion, TranscriptID: st.ID, IDs: []string{}}
 	for _, r := range res.Requests {
 		resp, err := SaveEntry(w.nc, ScopeRequest(r, t))
 		if bus.IsPermanent(err) {
 			w.log.Warn("extracted entry rejected", "transcript", st.ID, "err", err)
+			done.Rejected++
 			continue
 		}
 		if err != nil {
 			return err // saved entries come back as exact duplicates on retry
 		}
+		done.IDs = append(done.IDs, resp.ID)
+		done.Seq = max(done.Seq, resp.Seq)
 		w.log.Info("extracted", "transcript", st.ID, "entry", resp.ID, "state", resp.State, "duplicate", resp.Duplicate)
 	}
 	for _, d := range res.Dropped {
 		w.log.Debug("candidate dropped", "transcript", st.ID, "reason", d)
+	}
+	return w.recordDone(ctx, &done)
+}
+
+// recordDone puts what a transcript yielded in KH_EXTRACTIONS, where
+// POST /api/extract?wait= finds it.
+func (w *Worker) recordDone(ctx context.Context, done *contract.Extraction) error {
+	kv, err := w.js.KeyValue(ctx, contract.BucketExtractions)
+	if err != nil {
+		return fmt.Errorf("open bucket %s: %w", contract.BucketExtractions, err)
+	}
+	data, err := json.Marshal(done)
+	if err != nil {
+		return fmt.Errorf("encode extraction of %s: %w", done.TranscriptID, err)
+	}
+	if _, err := kv.Put(ctx, done.TranscriptID, data); err != nil {
+		return fmt.Errorf("record extraction of %s: %w", done.TranscriptID, err)
 	}
 	return nil
 }

@@ -115,7 +115,7 @@ func (t *Transcript) LogValue() slog.Value {
 
 // Parse decodes and checks a transcript. Every error wraps ErrInvalid and
 // names the problem: the size, invalid UTF-8, JSON syntax, no messages, too
-// many messages, an unknown trigger or role, an overlong agent_id,
+// many messages, an unknown trigger (a missing one is agent_end) or role, an overlong agent_id,
 // submitted_by or session_key, or the message and part that are malformed.
 // Unknown fields are ignored, so the full OpenClaw message objects (usage,
 // timestamps, model) are accepted as they are.
@@ -143,7 +143,8 @@ func Parse(data []byte, limits Limits) (*Transcript, error) {
 	switch w.Trigger {
 	case TriggerAgentEnd, TriggerBeforeCompaction, TriggerBeforeReset, TriggerSessionEnd:
 	case "":
-		return nil, invalid("trigger is missing (%s)", strings.Join(triggers(), ", "))
+		// The KnowHub plugin sends none: it uploads when a run ends.
+		w.Trigger = TriggerAgentEnd
 	default:
 		return nil, invalid("unknown trigger %q (%s)", w.Trigger, strings.Join(triggers(), ", "))
 	}

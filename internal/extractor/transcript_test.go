@@ -146,7 +146,6 @@ func TestParseErrors(t *testing.T) {
 		{"null messages", `{"messages":null,"trigger":"agent_end"}`, Limits{}, "no messages", false},
 		{"empty messages", doc(`[]`), Limits{}, "no messages", false},
 		{"messages not an array", doc(`"hi"`), Limits{}, "messages must be an array", false},
-		{"missing trigger", `{"messages":` + msg + `}`, Limits{}, "trigger is missing", false},
 		{"unknown trigger", `{"messages":` + msg + `,"trigger":"on_idle"}`, Limits{}, `unknown trigger "on_idle"`, false},
 		{"long agent_id", `{"messages":` + msg + `,"trigger":"agent_end","agent_id":"` + strings.Repeat("a", 300) + `"}`, Limits{}, "agent_id: 300 bytes", false},
 		{"unknown role", doc(`[{"role":"user","content":"a"},{"role":"bot","content":"b"}]`), Limits{}, `messages[1]: unknown role "bot"`, false},
@@ -176,6 +175,18 @@ func TestParseErrors(t *testing.T) {
 				t.Error("a transcript came back with the error")
 			}
 		})
+	}
+}
+
+// A transcript without a trigger (the KnowHub plugin sends none) is taken
+// as sent when the agent's run ended.
+func TestParseMissingTriggerIsAgentEnd(t *testing.T) {
+	tr, err := Parse([]byte(`{"messages":[{"role":"user","content":"hi"}],"agent_id":"coder"}`), Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Trigger != TriggerAgentEnd {
+		t.Errorf("trigger %q, want %q", tr.Trigger, TriggerAgentEnd)
 	}
 }
 

@@ -37,20 +37,22 @@ func Visible(entryScopes, callerScopes []string) bool {
 // at least one of Types (any type when empty) and an author score of at
 // least MinScore.
 type Filter struct {
-	Scopes   []string
+	Scopes []string
+	// All sees every scope (see SearchRequest.AllScopes).
+	All      bool
 	Types    []string
 	MinScore int
 }
 
 // FilterOf returns the filter of a validated search request.
 func FilterOf(r *SearchRequest) Filter {
-	return Filter{Scopes: r.Scopes, Types: r.Types, MinScore: r.MinScore}
+	return Filter{Scopes: r.Scopes, All: r.AllScopes, Types: r.Types, MinScore: r.MinScore}
 }
 
 // Allow reports whether e passes the filter. Only active entries pass:
 // quarantined, superseded and revoked entries are never served.
 func (f Filter) Allow(e *Entry) bool {
-	if e == nil || e.State != StateActive || e.Eval.Score < f.MinScore || !Visible(e.Scopes, f.Scopes) {
+	if e == nil || e.State != StateActive || e.Eval.Score < f.MinScore || !f.All && !Visible(e.Scopes, f.Scopes) {
 		return false
 	}
 	if len(f.Types) == 0 {

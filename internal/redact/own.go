@@ -9,6 +9,7 @@ import (
 func ownRules() ([]*rule, error) {
 	specs := []struct {
 		id, regex string
+		kind      string // the finding kind when it is not id
 		keywords  []string
 		group     int
 		prio      int
@@ -101,11 +102,35 @@ func ownRules() ([]*rule, error) {
 			check:    realPassword,
 		},
 	}
+	// The OpenClaw doc-engine plugin's four default secretPatterns, which
+	// its users expect caught: any value of these shapes, however
+	// unrealistic ("sk-abcdefghijklmnopqrstuvwxyz1234567890"), unless it is
+	// plainly an illustration (elided, templated, masked, worded).
+	for _, d := range []struct{ id, kind, regex, keyword string }{
+		{"openai-key-shape", "openai-api-key", `\bsk-[a-zA-Z0-9]{20,}`, "sk-"},
+		{"gcp-key-shape", "gcp-api-key", `\bAIza[a-zA-Z0-9_-]{35}`, "aiza"},
+		{"github-pat-shape", "github-pat", `\bghp_[a-zA-Z0-9]{36}`, "ghp_"},
+		{"slack-bot-token-shape", "slack-token", `\bxoxb-[a-zA-Z0-9-]+`, "xoxb-"},
+	} {
+		specs = append(specs, struct {
+			id, regex string
+			kind      string
+			keywords  []string
+			group     int
+			prio      int
+			pre       func(s string, start, end int) bool
+			check     func(secret, match string) bool
+		}{id: d.id, kind: d.kind, regex: d.regex, keywords: []string{d.keyword}, prio: prioGeneric, check: notIllustration})
+	}
 	var rules []*rule
 	for _, s := range specs {
+		kind := s.kind
+		if kind == "" {
+			kind = s.id
+		}
 		r := &rule{
 			id:       "knowhub:" + s.id,
-			kind:     s.id,
+			kind:     kind,
 			group:    s.group,
 			keywords: s.keywords,
 			prio:     s.prio,
@@ -141,8 +166,7 @@ func userinfoAfter(s string, _, end int) bool {
 // only checked for elision, templates and long masks: they hold short runs
 // ("AAAAA" in an OpenSSH key) and words by chance.
 func notPlaceholder(secret, _ string) bool {
-	if strings.Contains(secret, "...") || strings.Contains(secret, "…") ||
-		strings.ContainsAny(secret, "<>{}") || varRef(secret) {
+	if elided(secret) {
 		return false
 	}
 	if len(secret) > 64 {
@@ -151,16 +175,34 @@ func notPlaceholder(secret, _ string) bool {
 	if sameRun(secret) >= 5 || stepRun(secret) >= 6 {
 		return false
 	}
+	return !worded(secret)
+}
+
+// elided reports whether a value is elided ("sk-...") or templated.
+func elided(secret string) bool {
+	return strings.Contains(secret, "...") || strings.Contains(secret, "…") ||
+		strings.ContainsAny(secret, "<>{}") || varRef(secret)
+}
+
+// worded reports whether a value says it is not a real one.
+func worded(secret string) bool {
 	low := strings.ToLower(secret)
 	for _, w := range [...]string{
 		"your", "example", "placeholder", "redacted", "changeme", "change_me",
 		"replace", "insert", "dummy", "sample", "here", "todo", "fixme",
 	} {
 		if strings.Contains(low, w) {
-			return false
+			return true
 		}
 	}
-	return true
+	return false
+}
+
+// notIllustration is notPlaceholder without the counted and repeated
+// runs: a value shaped like a key is taken for one even when it spells
+// the alphabet, unless it is elided, templated, masked or worded.
+func notIllustration(secret, _ string) bool {
+	return !elided(secret) && maskRun(secret) < 5 && !worded(secret)
 }
 
 // maskRun returns the length of the longest run of 'x', 'X', '*' or '#'.

@@ -558,6 +558,56 @@ func (ix *Index) EntryTerms(e *Entry) []string {
 	return out
 }
 
+// TermSet is the distinct terms of one entry: ids sorted ascending (an
+// id stands for one term within one call) and each term's IDF.
+type TermSet struct {
+	IDs []uint32
+	IDF []float64
+}
+
+// TermCounts returns the number of distinct terms of each hit's entry
+// (0 for an entry removed since the search). It takes the read lock once.
+func (ix *Index) TermCounts(hits []Hit) []int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]int, len(hits))
+	for i, h := range hits {
+		out[i] = len(h.Entry.terms)
+	}
+	return out
+}
+
+// TermSets returns the term set of each hit's entry for which want is
+// true (all when want is nil), for comparing the entries' vocabularies.
+// It takes the read lock once.
+func (ix *Index) TermSets(hits []Hit, want []bool) []TermSet {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]TermSet, len(hits))
+	var byDF [256]float64 // most terms are rare: their IDFs are computed once
+	for i, h := range hits {
+		if want != nil && !want[i] {
+			continue
+		}
+		ids := slices.Clone(h.Entry.terms)
+		slices.Sort(ids)
+		idf := make([]float64, len(ids))
+		for k, id := range ids {
+			df := ix.lists[id].df
+			if df >= len(byDF) {
+				idf[k] = ix.idf(df)
+				continue
+			}
+			if byDF[df] == 0 {
+				byDF[df] = ix.idf(df)
+			}
+			idf[k] = byDF[df]
+		}
+		out[i] = TermSet{IDs: ids, IDF: idf}
+	}
+	return out
+}
+
 // Term is one query term with its weight (1 for exact terms, less for
 // expansions such as typo corrections).
 type Term struct {

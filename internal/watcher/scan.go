@@ -84,6 +84,21 @@ func (r *repo) excluded(rel string) bool {
 	return false
 }
 
+// credentialName reports whether a file name is one that holds
+// credentials rather than documentation: .env and its variants (.env.local,
+// .env.production), credentials.json and auth-profiles.json (OpenClaw's
+// stored provider logins). Such a file is never read, whatever glob
+// matches it.
+func credentialName(base string) bool {
+	switch {
+	case base == ".env" || strings.HasPrefix(base, ".env."):
+		return true
+	case base == "credentials.json" || base == "auth-profiles.json":
+		return true
+	}
+	return false
+}
+
 func pathBase(rel string) string {
 	if i := strings.LastIndexByte(rel, '/'); i >= 0 {
 		return rel[i+1:]
@@ -183,6 +198,9 @@ func (w *Watcher) evaluate(r *repo, rel string, prev fileState, known, force boo
 		c.verdict = verdictSkip
 		c.reason = reason
 		return c
+	}
+	if credentialName(pathBase(rel)) {
+		return skip("named like a credentials file (.env*, credentials.json, auth-profiles.json): never indexed")
 	}
 	p := r.abs(rel)
 	fi, err := os.Stat(p)

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -731,5 +732,42 @@ func TestReadLimited(t *testing.T) {
 	}
 	if _, err := readLimited(filepath.Join(dir, "missing"), limit); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+}
+
+// Files named like credentials are never published, even when the glob
+// selects them, and the skip log says why; names that merely resemble
+// them are published.
+func TestCredentialFilesNeverIndexed(t *testing.T) {
+	e := newEnv(t)
+	root := t.TempDir()
+	skipped := []string{".env", ".env.local", "config/.env.production", "credentials.json", "agents/main/auth-profiles.json"}
+	kept := []string{"env.md", ".environment.md", "docs/credentials.md", "my-credentials.json"}
+	for _, rel := range append(slices.Clone(skipped), kept...) {
+		writeFile(t, root, rel, "# MARK-"+rel+"\nOPENAI_API_KEY=MARK-value\n")
+	}
+	w := e.newWatcher(t, Config{Repos: []Repo{{Name: "docs", Root: root, Meta: meta, Glob: "**/*"}}})
+	res := scan(t, w, false)
+	if res.Published != len(kept) || res.Skipped != len(skipped) {
+		t.Errorf("scan result %+v, want %d published and %d skipped", res, len(kept), len(skipped))
+	}
+	for _, rel := range skipped {
+		if e.lastMsg(t, "docs", rel) != nil {
+			t.Errorf("%s published", rel)
+		}
+	}
+	for _, rel := range kept {
+		if e.lastMsg(t, "docs", rel) == nil {
+			t.Errorf("%s not published", rel)
+		}
+	}
+	logs := e.logs.String()
+	for _, rel := range skipped {
+		if !strings.Contains(logs, "path="+rel+" ") || !strings.Contains(logs, "named like a credentials file") {
+			t.Errorf("no credentials skip logged for %s:\n%s", rel, logs)
+		}
+	}
+	if strings.Contains(logs, "MARK-value") {
+		t.Errorf("file content in the log:\n%s", logs)
 	}
 }

@@ -1,0 +1,149 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// decodeBody decodes one JSON request body into v, rejecting unknown
+// fields unless lenient. Its errors speak of the request's fields, never
+// of Go types: "types: must be an array of strings", "scores: unknown
+// field", "request body is not valid JSON (at byte 12)". Every HTTP
+// endpoint (strict) and every NATS endpoint (lenient, as NATS clients may
+// be newer than the server) decodes with it.
+func decodeBody(data []byte, v any, lenient bool) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if !lenient {
+		dec.DisallowUnknownFields()
+	}
+	err := dec.Decode(v)
+	if err == nil {
+		if _, extra := dec.Token(); extra != io.EOF {
+			return errors.New("request body holds more than one JSON value")
+		}
+		return nil
+	}
+	return bodyError(err, reflect.TypeOf(v))
+}
+
+// bodyError rewords a decoding error of a value of type t.
+func bodyError(err error, t reflect.Type) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.EOF):
+		return errors.New("request body is empty: send a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("request body is not valid JSON: it ends too early")
+	case errors.As(err, &syn):
+		return fmt.Errorf("request body is not valid JSON (at byte %d)", syn.Offset)
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return fmt.Errorf("request body must be %s", describe(t))
+		}
+		if ft := fieldType(t, typ.Field); ft != nil {
+			return fmt.Errorf("%s: must be %s", typ.Field, describe(ft))
+		}
+		return fmt.Errorf("%s: must be %s", typ.Field, describe(typ.Type))
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		if n, err := strconv.Unquote(name); err == nil {
+			name = n
+		}
+		return fmt.Errorf("%s: unknown field", name)
+	}
+	return errors.New("request body is not valid JSON for this request")
+}
+
+// fieldType returns the type of the field at the dotted JSON path within
+// t, or nil.
+func fieldType(t reflect.Type, path string) reflect.Type {
+	for _, name := range strings.Split(path, ".") {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct {
+			return nil
+		}
+		f, ok := jsonField(t, name)
+		if !ok {
+			return nil
+		}
+		t = f
+	}
+	return t
+}
+
+// jsonField finds the field named name in JSON, embedded structs included.
+func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "-" {
+			continue
+		}
+		if f.Anonymous && tag == "" {
+			if ft, ok := jsonField(f.Type, name); ok {
+				return ft, true
+			}
+			continue
+		}
+		if tag == name || tag == "" && strings.EqualFold(f.Name, name) {
+			return f.Type, true
+		}
+	}
+	return nil, false
+}
+
+var (
+	timeType = reflect.TypeFor[time.Time]()
+	rawType  = reflect.TypeFor[json.RawMessage]()
+)
+
+// describe names what a JSON value of type t looks like.
+func describe(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == timeType:
+		return "an RFC 3339 time"
+	case t == rawType:
+		return "a JSON value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a non-negative integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array of " + plural(t.Elem())
+	default:
+		return "an object"
+	}
+}
+
+func plural(t reflect.Type) string {
+	d := describe(t)
+	switch {
+	case d == "true or false":
+		return "booleans"
+	case strings.HasPrefix(d, "an array of "):
+		return "arrays"
+	}
+	_, noun, _ := strings.Cut(d, " ") // "a string" → "string"
+	return noun + "s"
+}

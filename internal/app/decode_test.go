@@ -1,0 +1,88 @@
+package app
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/natstest"
+)
+
+// A feedback case's timestamp may be epoch milliseconds (JavaScript's
+// Date.now()) or RFC 3339; anything else is a field error.
+func TestFeedbackTimestampForms(t *testing.T) {
+	a := startOpenAPI(t)
+	s := a.save("", map[string]any{"task": "release notes", "content": "Write release notes from the merged pull requests, grouped by label.", "types": []string{"strategy"}})
+	natstest.WaitFor(t, 5*time.Second, "the saved entry's record", func() bool {
+		return a.do("GET", "/api/knowledge/"+s.ID, "", nil, nil) == 200
+	})
+	ms := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, ts := range []any{ms.UnixMilli(), ms.Add(time.Hour).Format(time.RFC3339)} {
+		var up kb.UpdateResponse
+		if code := a.do("PUT", "/api/knowledge/"+s.ID, "", map[string]any{"add_helpful_case": map[string]any{"task": "notes", "timestamp": ts}}, &up); code != 200 {
+			t.Fatalf("timestamp %v: %d", ts, code)
+		}
+	}
+	var e kb.Entry
+	natstest.WaitFor(t, 5*time.Second, "both cases folded", func() bool {
+		a.do("GET", "/api/knowledge/"+s.ID, "", nil, &e)
+		return len(e.Eval.RecentCases) == 2
+	})
+	if got := e.Eval.RecentCases; !got[0].Timestamp.Equal(ms) || !got[1].Timestamp.Equal(ms.Add(time.Hour)) {
+		t.Errorf("case timestamps %v and %v, want %v and %v", got[0].Timestamp, got[1].Timestamp, ms, ms.Add(time.Hour))
+	}
+	for _, ts := range []string{`"yesterday"`, `1.5e3`, `-4`, `true`} {
+		var er struct{ Error string }
+		body := []byte(`{"add_harmful_case": {"task": "x", "timestamp": ` + ts + `}}`)
+		if code := a.do("PUT", "/api/knowledge/"+s.ID, "", body, &er); code != 400 || !strings.HasPrefix(er.Error, "add_harmful_case.timestamp: must be ") {
+			t.Errorf("timestamp %s: %d %q", ts, code, er.Error)
+		}
+	}
+}
+
+// Every decode error names the request's field in JSON terms, over HTTP
+// and NATS alike, and nothing is saved.
+func TestDecodeErrorsSpeakOfFields(t *testing.T) {
+	a := startOpenAPI(t)
+	tests := []struct {
+		method, path, body, want string
+	}{
+		{"POST", "/api/knowledge", `{"task":"t","content":"c","types":"tool"}`, "types: must be an array of strings"},
+		{"POST", "/api/knowledge", `{"task":"t","content":"c","types":[1]}`, "types: must be an array of strings"},
+		{"POST", "/api/knowledge", `{"task":"t","content":"c","types":["tool"],"score":"high"}`, "score: must be an integer"},
+		{"POST", "/api/knowledge", `{"task":"t","content":"c","types":["tool"],"source":{"urls":"http://x"}}`, "source.urls: must be an array of strings"},
+		{"POST", "/api/knowledge", `{"task":"t","content":"c","types":["tool"],"scores":3}`, "scores: unknown field"},
+		{"POST", "/api/knowledge", `{"task":"t",`, "request body is not valid JSON"},
+		{"POST", "/api/knowledge", `["task"]`, "request body must be an object"},
+		{"POST", "/api/knowledge", ``, "request body is empty"},
+		{"PUT", "/api/knowledge/0123456789abcdef", `{"add_helpful_case":"yes"}`, "add_helpful_case: must be an object"},
+		{"POST", "/api/tools", `{"tools":"grep"}`, "tools: must be an array of objects"},
+		{"POST", "/api/tools", `{"tools":[{"name":7}]}`, "tools.name: must be a string"},
+	}
+	for _, tt := range tests {
+		var er struct{ Error string }
+		code := a.do(tt.method, tt.path, "", []byte(tt.body), &er)
+		if code != 400 || !strings.HasPrefix(er.Error, tt.want) {
+			t.Errorf("%s %s %s: %d %q, want 400 %q", tt.method, tt.path, tt.body, code, er.Error, tt.want)
+		}
+		for _, leak := range []string{"Go ", "struct", "kb.", "contract.", "[]string", "json:"} {
+			if strings.Contains(er.Error, leak) {
+				t.Errorf("%s %s: error %q names Go internals (%q)", tt.method, tt.path, er.Error, leak)
+			}
+		}
+	}
+	msg, err := a.srv.NC.Request(contract.SubjectKBSave, []byte(`{"task":"t","content":"c","types":"tool"}`), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := msg.Header.Get(micro.ErrorHeader); got != "types: must be an array of strings" {
+		t.Errorf("NATS kh.kb.save error %q", got)
+	}
+	if r := a.search("", "t c", 0, ""); len(ids(r)) != 0 {
+		t.Errorf("a rejected save was stored: %v", ids(r))
+	}
+}
