@@ -28,6 +28,10 @@ func (s *Service) routes() http.Handler {
 			writeError(w, http.StatusServiceUnavailable, errors.New("index is still loading"))
 			return
 		}
+		if p := s.Integrity(); p != "" {
+			writeError(w, http.StatusServiceUnavailable, errors.New(p))
+			return
+		}
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 	mux.HandleFunc("GET /api/stats", func(w http.ResponseWriter, r *http.Request) {

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -47,6 +48,8 @@ type Index interface {
 	Engine() *engine.Engine
 	Ready() <-chan struct{}
 	IsReady() bool
+	// Integrity is what is known to be wrong with the index, or "".
+	Integrity() string
 }
 
 // Deps are the API's collaborators.
@@ -123,6 +126,9 @@ func (s *Service) Ready() <-chan struct{} { return s.ready }
 // are trusted.
 func (s *Service) open() bool { return len(s.cfg.Tokens) == 0 }
 
+// Integrity is what is known to be wrong with the index served, or "".
+func (s *Service) Integrity() string { return s.index.Integrity() }
+
 // IsReady reports whether the index has loaded.
 func (s *Service) IsReady() bool { return s.index.IsReady() }
 
@@ -195,6 +201,11 @@ func (s *Service) Run(ctx context.Context) error {
 func jsonEndpoint[Req, Resp any](ctx context.Context, fn func(context.Context, Req) (Resp, error)) micro.HandlerFunc {
 	return func(req micro.Request) {
 		var in Req
+		// JSON decoding would replace invalid UTF-8 with U+FFFD.
+		if !utf8.Valid(req.Data()) {
+			_ = req.Error("400", "request is not valid UTF-8", nil)
+			return
+		}
 		if err := decodeBody(req.Data(), &in, true); err != nil {
 			_ = req.Error("400", err.Error(), nil)
 			return
@@ -249,7 +260,9 @@ func (s *Service) handleStats(req micro.Request) {
 
 // stats is the engine's statistics with the replica's state.
 func (s *Service) stats() *contract.StatsResponse {
-	return s.engine.Stats(s.IsReady())
+	st := s.engine.Stats(s.IsReady())
+	st.Integrity = s.Integrity()
+	return st
 }
 
 // waitApplied waits, at most MinSeqWait and while ctx lives, for the

@@ -157,14 +157,16 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		}
 	}
 	if stages.Chunker {
-		w, err := chunker.New(cfg.Chunker, chunker.Deps{NC: nc, Redactor: red, Logger: log})
+		cc := cfg.Chunker
+		cc.MaxFileBytes = cfg.Watcher.MaxFileBytes
+		w, err := chunker.New(cc, chunker.Deps{NC: nc, Redactor: red, Logger: log})
 		if err != nil {
 			return nil, err
 		}
 		n.add(chunker.Stage, w.Run)
 	}
 	if stages.Indexer {
-		w, err := indexer.New(indexer.Config{}, indexer.Deps{NC: nc, Logger: log, Analyzer: an})
+		w, err := indexer.New(indexer.Config{MaxFileBytes: cfg.Watcher.MaxFileBytes}, indexer.Deps{NC: nc, Logger: log, Analyzer: an})
 		if err != nil {
 			return nil, err
 		}
@@ -292,6 +294,7 @@ func (n *Node) reindexIfStale(ctx context.Context) error {
 		return nil
 	case <-n.Query.Ready():
 	}
+	n.checkIntegrity(ctx)
 	if v := n.Query.StaleDocs(); v != "" {
 		n.log.Warn("the index was built by another analyzer version; rebuilding it from KH_FILES", "index", v, "now", analysis.Version)
 		res, err := watcher.Replay(ctx, n.js)

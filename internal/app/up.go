@@ -11,12 +11,18 @@ import (
 	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/datadir"
 )
 
 // Up runs an embedded NATS server with JetStream storage in cfg.DataDir and
 // every stage on it, printing where it listens to out, until ctx ends.
 func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer) error {
 	start := time.Now()
+	lock, err := datadir.Lock(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lock.Release() }()
 	srv, err := broker.StartEmbedded(ctx, broker.EmbeddedConfig{
 		Listen:     cfg.NATS.Listen,
 		StoreDir:   filepath.Join(cfg.DataDir, "jetstream"),
@@ -33,6 +39,15 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 		return err
 	}
 	defer func() { _ = nc.Drain() }()
+	// The configuration names every repository `up` serves: one that
+	// KH_FILES holds but it does not name was removed.
+	keep := make([]string, 0, len(cfg.Repositories))
+	for _, r := range cfg.Repositories {
+		keep = append(keep, r.Name)
+	}
+	if err := Reconcile(ctx, js, keep, log); err != nil {
+		return err
+	}
 	node, err := NewNode(ctx, cfg, nc, js, All, log)
 	if err != nil {
 		return err

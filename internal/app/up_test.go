@@ -3,8 +3,11 @@ package app
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,5 +64,70 @@ func TestUpNamesTheFlagWhenAPortIsTaken(t *testing.T) {
 	err = Up(t.Context(), cfg, testLogger(t), &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "--http") {
 		t.Errorf("busy HTTP port: %v, want an error naming --http", err)
+	}
+}
+
+// A second `up` on a data directory in use exits at once with an error
+// naming the directory and the process holding it; the first keeps
+// serving.
+func TestSecondUpOnOneDataDirExits(t *testing.T) {
+	docs := t.TempDir()
+	writeFile(t, filepath.Join(docs, "a.md"), "# A\n\nThe gateway restarts cleanly.\n")
+	cfg := testConfig(config.Repository{Name: "docs", Path: docs})
+	cfg.DataDir = t.TempDir()
+	cfg.NATS.Listen = "127.0.0.1:-1"
+	var out natstest.LogBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Up(ctx, cfg, testLogger(t), &out) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("first up stopped with %v", err)
+		}
+	}()
+	natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "indexed 1 files") })
+	second := *cfg
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel2()
+	err := Up(ctx2, &second, testLogger(t), &bytes.Buffer{})
+	if err == nil || ctx2.Err() != nil {
+		t.Fatalf("second up on the same data dir: %v, want an immediate error", err)
+	}
+	if !strings.Contains(err.Error(), cfg.DataDir) || !strings.Contains(err.Error(), "process "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("error %q should name %s and process %d", err, cfg.DataDir, os.Getpid())
+	}
+}
+
+// A repository no longer passed to `up` is removed at start, with a log
+// line saying how many files.
+func TestUpRemovesARepositoryNoLongerConfigured(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(a, "a.md"), "# A\n\nKept.\n")
+	writeFile(t, filepath.Join(b, "b.md"), "# B\n\nDropped.\n")
+	dataDir := t.TempDir()
+	for round, repos := range [][]config.Repository{
+		{{Name: "keep", Path: a}, {Name: "dropped", Path: b}},
+		{{Name: "keep", Path: a}},
+	} {
+		cfg := testConfig(repos...)
+		cfg.DataDir = dataDir
+		cfg.NATS.Listen = "127.0.0.1:-1"
+		var out, logs natstest.LogBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- Up(ctx, cfg, slog.New(slog.NewTextHandler(&logs, nil)), &out) }()
+		natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "indexed ") })
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"indexed 2 files", "indexed 1 files"}[round]
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("round %d: %q, want %q", round, out.String(), want)
+		}
+		if round == 1 && !strings.Contains(logs.String(), "repo=dropped files=1") {
+			t.Errorf("no log line names the removed repository:\n%s", logs.String())
+		}
 	}
 }

@@ -87,17 +87,32 @@ type Consumer struct {
 	Filter  string // subject filter
 	// MaxRetries before a transient failure is dead-lettered (default 5).
 	MaxRetries int
-	// AckWait is how long a message may be in flight before redelivery to
-	// another replica (default 15s).
+	// AckWait is how long a message may go without an ack or an
+	// in-progress signal before redelivery to another replica (default
+	// DefaultAckWait). A handler at work sends in-progress signals, so it
+	// may take longer; only a dead worker's messages wait it out.
 	AckWait time.Duration
-	// Sensitive messages (raw transcripts) are dead-lettered without their
-	// payload: the reason and the headers are kept, the content is not.
+	// Sensitive marks messages that hold raw content (transcripts). Every
+	// dead letter is now stored without its payload, so it changes nothing;
+	// it documents the consumer.
 	Sensitive bool
 	// Concurrency is the number of messages this process handles at once
 	// (default 8). Messages of one subject may then be handled out of
 	// order, so handlers must order writes by stream sequence themselves.
 	Concurrency int
+	// MaxDeliveries bounds how often a message whose dead letter cannot be
+	// stored is delivered before it is dropped with an error log line
+	// (default 10).
+	MaxDeliveries int
+	// NakDelay is how long a message that could not be dead-lettered
+	// waits before its redelivery (default 1s).
+	NakDelay time.Duration
 }
+
+// DefaultAckWait is the default Consumer.AckWait: short, so that the
+// messages a killed worker held are redelivered within a couple of
+// seconds.
+const DefaultAckWait = 2 * time.Second
 
 // Bus owns a watermill router bound to one shared NATS connection.
 type Bus struct {
@@ -133,12 +148,18 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 		c.MaxRetries = 5
 	}
 	if c.AckWait == 0 {
-		c.AckWait = 15 * time.Second
+		c.AckWait = DefaultAckWait
 	}
 	if c.Concurrency <= 0 {
 		c.Concurrency = 8
 	}
-	sub := &subscriber{js: b.js, consumer: c, nakDelay: time.Second}
+	if c.MaxDeliveries <= 0 {
+		c.MaxDeliveries = 10
+	}
+	if c.NakDelay <= 0 {
+		c.NakDelay = time.Second
+	}
+	sub := &subscriber{js: b.js, consumer: c, log: b.log.With("component", c.Stage)}
 	retry := middleware.Retry{
 		MaxRetries:      c.MaxRetries,
 		InitialInterval: 50 * time.Millisecond,
@@ -147,11 +168,10 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 		ShouldRetry:     func(p middleware.RetryParams) bool { return !IsPermanent(p.Err) },
 		Logger:          watermillLogger(b.log.With("component", "bus", "stage", c.Stage)),
 	}
-	var dlq message.Publisher = b.dlq
-	if c.Sensitive {
-		dlq = payloadless{b.dlq}
-	}
-	poison, err := middleware.PoisonQueue(dlq, contract.DLQSubject(c.Stage))
+	// A dead letter keeps the metadata only: the payload may hold a
+	// producer's unredacted content, and it stays in the source stream
+	// at the sequence the dead letter names.
+	poison, err := middleware.PoisonQueue(payloadless{b.dlq}, contract.DLQSubject(c.Stage))
 	if err != nil {
 		return fmt.Errorf("poison queue for %s: %w", c.Stage, err)
 	}
@@ -211,7 +231,14 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 				h.Set(contract.HeaderOrigSeq, v)
 			case mdDelivered:
 			default:
-				h.Set(k, v)
+				// Only knowhub's own headers are kept: Nats-* ones
+				// steer the server (expected sequences, message ids),
+				// so copied they would make the dead letter fail, and
+				// another producer's may carry anything, secrets
+				// included.
+				if isKnowhubHeader(k) {
+					h.Set(k, v)
+				}
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -232,9 +259,16 @@ type payloadless struct{ *Publisher }
 
 func (p payloadless) Publish(topic string, msgs ...*message.Message) error {
 	for _, m := range msgs {
+		m.Metadata.Set(contract.HeaderDLQSize, strconv.Itoa(len(m.Payload)))
 		m.Payload = nil
 	}
 	return p.Publisher.Publish(topic, msgs...)
+}
+
+// isKnowhubHeader reports whether k is one of knowhub's own headers (Kh-*),
+// never one of the Nats-* headers JetStream acts on.
+func isKnowhubHeader(k string) bool {
+	return len(k) >= 3 && strings.EqualFold(k[:3], "kh-")
 }
 
 func truncate(s string, n int) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/ThreeDotsLabs/watermill/message"
@@ -18,7 +19,7 @@ import (
 type subscriber struct {
 	js       jetstream.JetStream
 	consumer Consumer
-	nakDelay time.Duration
+	log      *slog.Logger
 }
 
 // consumerAttempts bounds how often a consumer is declared before the
@@ -93,18 +94,50 @@ func (s *subscriber) Subscribe(ctx context.Context, topic string) (<-chan *messa
 				_ = msg.Nak()
 				return
 			}
-			select {
-			case <-wm.Acked():
-				_ = msg.Ack()
-			case <-wm.Nacked():
-				_ = msg.NakWithDelay(s.nakDelay)
-			case <-ctx.Done():
-				// Unacked: JetStream redelivers after AckWait.
-			}
+			s.await(ctx, msg, wm)
 			cancel()
 		}
 	}()
 	return out, nil
+}
+
+// await waits for the router's verdict on msg and passes it on. While the
+// handler works it tells JetStream so every quarter of the ack wait, so
+// that the short ack wait redelivers only a dead worker's messages.
+func (s *subscriber) await(ctx context.Context, msg jetstream.Msg, wm *message.Message) {
+	beat := time.NewTicker(max(s.consumer.AckWait/4, 10*time.Millisecond))
+	defer beat.Stop()
+	for {
+		select {
+		case <-wm.Acked():
+			_ = msg.Ack()
+			return
+		case <-wm.Nacked():
+			s.nak(msg)
+			return
+		case <-beat.C:
+			_ = msg.InProgress()
+		case <-ctx.Done():
+			// Unacked: JetStream redelivers after AckWait.
+			return
+		}
+	}
+}
+
+// nak returns a message whose handling failed and whose dead letter could
+// not be stored. It is redelivered after the consumer's NakDelay, at most
+// MaxDeliveries times in all: then it is terminated with an error log line,
+// so that a dead-letter stream that keeps refusing it cannot turn into an
+// endless redelivery.
+func (s *subscriber) nak(msg jetstream.Msg) {
+	md, err := msg.Metadata()
+	if err != nil || md.NumDelivered < uint64(s.consumer.MaxDeliveries) {
+		_ = msg.NakWithDelay(s.consumer.NakDelay)
+		return
+	}
+	s.log.Error("dead letter not stored; message dropped", "subject", msg.Subject(), "seq", md.Sequence.Stream,
+		"deliveries", md.NumDelivered, "stream", s.consumer.Stream)
+	_ = msg.Term()
 }
 
 // Close implements message.Subscriber; subscriptions end with their

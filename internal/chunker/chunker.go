@@ -67,6 +67,46 @@ const MaxNesting = 64
 // ErrTooDeep reports a file nested beyond MaxNesting; it is permanent.
 var ErrTooDeep = errors.New("block nesting too deep")
 
+// MaxHeadings bounds the headings of one file, each a section: parsing
+// and chunking cost memory and time per heading, so a file within the
+// size limit made of a million headings would take a gigabyte and
+// seconds, and yield a chunk set larger than a message may be. The
+// largest file of the documentation corpora has under 800.
+const MaxHeadings = 10000
+
+// ErrTooManyHeadings reports a file with more than MaxHeadings headings;
+// it is permanent.
+var ErrTooManyHeadings = errors.New("too many headings")
+
+// countHeadings counts the lines that may be headings: ATX ("# x", up to
+// three spaces of indent) and setext underlines ("===" or "---" under a
+// line of text). It errs on the high side (a "#" line inside a code block
+// counts), which only matters near the limit.
+func countHeadings(body []byte) int {
+	n := 0
+	prevText := false
+	for line := range bytes.SplitSeq(body, []byte("\n")) {
+		l := bytes.TrimLeft(line, " ")
+		text := len(bytes.TrimSpace(line)) > 0
+		switch {
+		case len(line)-len(l) > 3:
+		case len(l) > 0 && l[0] == '#':
+			k := 0
+			for k < len(l) && l[k] == '#' {
+				k++
+			}
+			if k <= 6 && (k == len(l) || l[k] == ' ' || l[k] == '\t') {
+				n++
+			}
+		case prevText && len(l) > 0 && (l[0] == '=' || l[0] == '-') && len(bytes.Trim(bytes.TrimSpace(l), string(l[0]))) == 0:
+			n++
+			text = false
+		}
+		prevText = text
+	}
+	return n
+}
+
 // maxNesting returns the deepest run of block-quote markers or list
 // bullets that opens any line ("> > >", "- - -", "* > -").
 func maxNesting(body []byte) int {
@@ -114,8 +154,8 @@ func maxNesting(body []byte) int {
 // keeps the document's text alive.
 //
 // An empty, blank or front-matter-only document yields no chunks and no
-// error. The errors are ErrInvalidUTF8 and ErrTooDeep, wrapped with the
-// path; both are permanent.
+// error. The errors are ErrInvalidUTF8, ErrTooDeep and
+// ErrTooManyHeadings, wrapped with the path; all are permanent.
 func Split(path string, src []byte, opts Options) ([]contract.Chunk, error) {
 	if !utf8.Valid(src) {
 		return nil, fmt.Errorf("chunk %s: %w", path, ErrInvalidUTF8)
@@ -135,6 +175,9 @@ func split(path string, src []byte, opts Options) ([]contract.Chunk, error) {
 	}
 	if depth := maxNesting(body); depth > MaxNesting {
 		return nil, fmt.Errorf("chunk %s: %w (%d levels, the limit is %d)", path, ErrTooDeep, depth, MaxNesting)
+	}
+	if n := countHeadings(body); n > MaxHeadings {
+		return nil, fmt.Errorf("chunk %s: %w (%d, the limit is %d)", path, ErrTooManyHeadings, n, MaxHeadings)
 	}
 
 	r := &renderer{parser: mdParser}

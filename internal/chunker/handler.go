@@ -2,9 +2,11 @@ package chunker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -24,9 +26,13 @@ const Stage = "chunker"
 type Config struct {
 	// ChunkMaxTokens bounds a chunk's size; a longer section is split.
 	ChunkMaxTokens int `json:"chunkMaxTokens"`
-	// AckWait is how long a file event may be in flight before another
-	// replica gets it (default 15 s).
+	// AckWait is how long a file event may be in flight without a sign of
+	// progress before another replica gets it (default: the bus's).
 	AckWait time.Duration `json:"-"`
+	// MaxFileBytes is the largest file content accepted, the watcher's
+	// limit (default 4 MB): a larger event, or a compressed one that
+	// declares more, is dead-lettered before it is decompressed.
+	MaxFileBytes int64 `json:"-"`
 }
 
 // Bounds of Config.ChunkMaxTokens.
@@ -42,6 +48,9 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// DefaultMaxFileBytes is the default of Config.MaxFileBytes.
+const DefaultMaxFileBytes = 4 << 20
 
 // Redactor removes secrets from text. Producers of KH_FILES are not
 // trusted, so the chunker redacts again before anything is published.
@@ -70,6 +79,9 @@ type Worker struct {
 func New(cfg Config, deps Deps) (*Worker, error) {
 	if deps.Redactor == nil || deps.NC == nil {
 		return nil, fmt.Errorf("chunker needs a NATS connection and a redactor")
+	}
+	if cfg.MaxFileBytes <= 0 {
+		cfg.MaxFileBytes = DefaultMaxFileBytes
 	}
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
@@ -108,6 +120,14 @@ func ChunkFile(ev *contract.FileEvent, seq uint64, red Redactor, opts Options) (
 // UTF-8, as contract.DecodeFileEvent guarantees: the handler does not
 // check the content a second time.
 func chunkValid(ev *contract.FileEvent, seq uint64, red Redactor, opts Options) (*contract.ChunkSet, error) {
+	if ev.Deleted {
+		return chunkRedacted(ev, seq, "", opts)
+	}
+	return chunkRedacted(ev, seq, red.String(ev.Content), opts)
+}
+
+// chunkRedacted is chunkValid of an event whose content, redacted, is text.
+func chunkRedacted(ev *contract.FileEvent, seq uint64, text string, opts Options) (*contract.ChunkSet, error) {
 	cs := &contract.ChunkSet{
 		Schema:  contract.SchemaVersion,
 		Repo:    ev.Repo,
@@ -124,7 +144,6 @@ func chunkValid(ev *contract.FileEvent, seq uint64, red Redactor, opts Options) 
 	// the content is not validated twice. split only reads its input, as
 	// goldmark does (FuzzSplit and TestSplitCorpus check it): the text is
 	// parsed where it is, not copied.
-	text := red.String(ev.Content)
 	chunks, err := split(ev.Path, unsafe.Slice(unsafe.StringData(text), len(text)), opts)
 	if err != nil {
 		return nil, err
@@ -134,12 +153,15 @@ func chunkValid(ev *contract.FileEvent, seq uint64, red Redactor, opts Options) 
 }
 
 func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
-	ev, err := contract.DecodeFileEvent(m.Data)
+	ev, err := contract.DecodeFileEventLimit(m.Data, int(w.cfg.MaxFileBytes))
 	if err != nil {
 		return bus.Permanent(fmt.Errorf("file event on %s: %w", m.Subject, err))
 	}
 	if ev.Schema > contract.SchemaVersion {
 		return bus.Permanent(fmt.Errorf("file event schema %d is newer than %d", ev.Schema, contract.SchemaVersion))
+	}
+	if !contract.ValidPath(ev.Path) {
+		return bus.Permanent(fmt.Errorf("file event has invalid path %q: not a clean relative path inside a repository", ev.Path))
 	}
 	if !contract.ValidRepoName(ev.Repo) || ev.Path == "" {
 		return bus.Permanent(fmt.Errorf("file event has invalid repo %q or empty path", ev.Repo))
@@ -147,7 +169,17 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 	if want := contract.FileSubject(ev.Repo, ev.Path); want != m.Subject {
 		return bus.Permanent(fmt.Errorf("file event for %s/%s arrived on %s, want %s", ev.Repo, ev.Path, m.Subject, want))
 	}
-	cs, err := chunkValid(ev, m.Seq, w.red, Options{MaxTokens: w.cfg.ChunkMaxTokens})
+	var text string
+	if !ev.Deleted {
+		// The watcher publishes redacted content; another producer may
+		// not. Its event is replaced in KH_FILES by the redacted one,
+		// which is chunked in turn, so that no raw secret stays in the
+		// stream or is republished by a reindex.
+		if text = w.red.String(ev.Content); text != ev.Content {
+			return w.rewrite(ctx, m, ev, text)
+		}
+	}
+	cs, err := chunkRedacted(ev, m.Seq, text, Options{MaxTokens: w.cfg.ChunkMaxTokens})
 	if err != nil {
 		return bus.Permanent(err)
 	}
@@ -164,11 +196,55 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 			nats.MsgIdHdr: {m.Subject + ":" + strconv.FormatUint(m.Seq, 10)},
 		},
 	}
+	// A message the server refuses for its size fails the same way on
+	// every attempt: reject it once, with the reason.
+	if max := w.js.Conn().MaxPayload(); max > 0 && int64(len(msg.Data))+headerBytes(msg.Header) > max {
+		return bus.Permanent(fmt.Errorf("chunk set of %s/%s is %d bytes, over the server's max payload of %d", ev.Repo, ev.Path, len(msg.Data), max))
+	}
 	if _, err := w.js.PublishMsg(ctx, msg); err != nil {
 		return fmt.Errorf("publish chunk set %s: %w", msg.Subject, err)
 	}
 	w.log.Debug("chunked", "repo", ev.Repo, "path", ev.Path, "chunks", len(cs.Chunks), "seq", m.Seq, "correlation", m.CorrelationID)
 	return nil
+}
+
+// rewrite replaces the file event m, whose content held secrets, with ev
+// carrying the redacted text, unless a newer event of the file has
+// arrived meanwhile. Redaction is idempotent, so the rewritten event is
+// chunked as it stands.
+func (w *Worker) rewrite(ctx context.Context, m *bus.Message, ev *contract.FileEvent, text string) error {
+	red := *ev
+	red.Content = text
+	msg := &nats.Msg{Subject: m.Subject, Header: nats.Header{}, Data: contract.EncodeFileEvent(&red)}
+	for k, v := range m.Header {
+		if strings.HasPrefix(k, "Kh-") {
+			msg.Header[k] = v
+		}
+	}
+	msg.Header.Set(contract.HeaderOp, contract.OpPut)
+	msg.Header.Set(contract.HeaderCorrelation, m.CorrelationID)
+	msg.Header.Set(nats.ExpectedLastSubjSeqHdr, strconv.FormatUint(m.Seq, 10))
+	_, err := w.js.PublishMsg(ctx, msg)
+	var apiErr *jetstream.APIError
+	switch {
+	case errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence:
+		return nil // a newer version of the file replaces this one anyway
+	case err != nil:
+		return fmt.Errorf("rewrite redacted file event %s: %w", m.Subject, err)
+	}
+	w.log.Warn("file event held secrets; replaced it with its redacted content", "repo", ev.Repo, "path", ev.Path, "seq", m.Seq)
+	return nil
+}
+
+// headerBytes is the size of h on the wire.
+func headerBytes(h nats.Header) int64 {
+	n := len("NATS/1.0\r\n\r\n")
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(": \r\n") + len(v)
+		}
+	}
+	return int64(n)
 }
 
 func op(deleted bool) string {

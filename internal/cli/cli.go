@@ -29,6 +29,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"search":  cmdSearch,
 		"stats":   cmdStats,
 		"reindex": cmdReindex,
+		"repos":   cmdRepos,
 		"worker":  cmdWorker,
 		"tools":   cmdTools,
 		"kb":      cmdKB,
@@ -74,6 +75,7 @@ Usage:
   knowhub search "QUERY" [--top-k N] [--repo R] [--json]
   knowhub stats [--json]                          files, sections, repositories, pipeline position
   knowhub reindex [--rescan] [--wait D]           rebuild the index by replaying KH_FILES
+  knowhub repos [list] | remove NAME               repositories in the index; remove one
   knowhub tools add CATALOG.json | rm NAME... | search "QUERY" [--type core|sourced] [--limit N]
   knowhub kb save|search|get|helpful|harmful|review|replay     knowledge entries
   knowhub kb revoke --transcript ID               revoke every entry extracted from a transcript

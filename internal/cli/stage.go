@@ -37,13 +37,17 @@ func Stage(ctx context.Context, name string, stages app.Stages, args []string, s
 			if len(cfg.Repositories) == 0 {
 				return usageError{fmt.Errorf("no repositories: pass --config with a repositories list")}
 			}
-			if err := cfg.CheckPaths(); err != nil {
-				return err
-			}
 		}
 		log, err := c.logger(stderr)
 		if err != nil {
 			return err
+		}
+		if stages.Watcher {
+			// The watcher leaves a missing folder out and picks it up
+			// when it appears.
+			if err := cfg.CheckPaths(); err != nil {
+				log.Warn("some repository paths are not usable yet", "err", err)
+			}
 		}
 		if *cpuProfile != "" {
 			stop, err := startCPUProfile(*cpuProfile)

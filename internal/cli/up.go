@@ -48,12 +48,14 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if err := cfg.CheckPaths(); err != nil {
-		return err
-	}
 	log, err := c.logger(stderr)
 	if err != nil {
 		return err
+	}
+	// A missing folder must not keep the others from being served: the
+	// watcher leaves it out and picks it up when it appears.
+	if err := cfg.CheckPaths(); err != nil {
+		log.Warn("some repository paths are not usable yet", "err", err)
 	}
 	return app.Up(ctx, cfg, log, stdout)
 }

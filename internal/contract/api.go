@@ -89,6 +89,9 @@ type StatsResponse struct {
 	// IndexRevision is the last KH_INDEX revision this replica applied.
 	IndexRevision uint64 `json:"index_revision"`
 	Analyzer      string `json:"analyzer"`
+	// Integrity names a problem found with the index (a damaged store
+	// being rebuilt); empty when none is known.
+	Integrity string `json:"integrity,omitempty"`
 }
 
 // ErrorResponse is the body of an HTTP error.

@@ -47,9 +47,17 @@ func EncodeChunkSet(cs *ChunkSet) []byte {
 // DecodeChunkSet decodes a KH_CHUNKS payload, binary or JSON. Every string
 // must be valid UTF-8.
 func DecodeChunkSet(b []byte) (*ChunkSet, error) {
+	return DecodeChunkSetLimit(b, (maxChunkSetBytes-EventOverhead)/2)
+}
+
+// DecodeChunkSetLimit is DecodeChunkSet of the chunk set of a file of at
+// most maxFile bytes: its body may hold twice that (section text plus the
+// heading paths repeated per chunk) and EventOverhead. A compressed body
+// that declares more is rejected before anything is allocated for it.
+func DecodeChunkSetLimit(b []byte, maxFile int) (*ChunkSet, error) {
 	cs := &ChunkSet{}
 	// A chunk set is analysed and dropped: its many strings share its body.
-	r, err := openBody(b, chunkSetMagic, maxChunkSetBytes, "chunk set", cs, decompressOwned)
+	r, err := openBody(b, chunkSetMagic, 2*maxFile+EventOverhead, "chunk set", cs, decompressOwned)
 	if err != nil {
 		return nil, err
 	}

@@ -83,6 +83,7 @@ const (
 	HeaderReason      = "Kh-Dlq-Reason"   // why it was dead-lettered
 	HeaderOrigSubject = "Kh-Dlq-Subject"  // subject the message was read from
 	HeaderOrigSeq     = "Kh-Dlq-Sequence" // stream sequence it was read at
+	HeaderDLQSize     = "Kh-Dlq-Size"     // size of the payload a dead letter leaves out
 )
 
 // Operations carried in HeaderOp.

@@ -1,5 +1,7 @@
 package contract
 
+import "fmt"
+
 // fileEventMagic starts a binary file event: the magic byte, then the
 // S2-compressed body (length-prefixed strings and varints). A file event
 // is mostly Markdown, which S2 compresses to about a third, and the body
@@ -28,15 +30,30 @@ func EncodeFileEvent(ev *FileEvent) []byte {
 	return w.compress([]byte{fileEventMagic})
 }
 
+// EventOverhead is what a file event or a chunk set may hold beyond its
+// file's content: names, paths, hashes, headings and lengths.
+const EventOverhead = 1 << 20
+
 // DecodeFileEvent decodes a KH_FILES payload, binary or JSON. Every string
 // must be valid UTF-8.
 func DecodeFileEvent(b []byte) (*FileEvent, error) {
+	return DecodeFileEventLimit(b, maxFileEventBytes)
+}
+
+// DecodeFileEventLimit is DecodeFileEvent of an event whose content may
+// hold at most maxContent bytes, the limit files have: a compressed body
+// that declares a larger decoded size is rejected before anything is
+// allocated for it.
+func DecodeFileEventLimit(b []byte, maxContent int) (*FileEvent, error) {
 	ev := &FileEvent{}
-	r, err := openBody(b, fileEventMagic, maxFileEventBytes, "file event", ev, decompress)
+	r, err := openBody(b, fileEventMagic, maxContent+EventOverhead, "file event", ev, decompress)
 	if err != nil {
 		return nil, err
 	}
 	if r == nil { // JSON
+		if len(ev.Content) > maxContent {
+			return nil, fmt.Errorf("file event content of %d bytes is over the limit of %d", len(ev.Content), maxContent)
+		}
 		return ev, nil
 	}
 	ev.Schema = int(r.uint())
@@ -50,6 +67,9 @@ func DecodeFileEvent(b []byte) (*FileEvent, error) {
 	ev.Content = r.str()
 	if err := r.end("file event"); err != nil {
 		return nil, err
+	}
+	if len(ev.Content) > maxContent {
+		return nil, fmt.Errorf("file event content of %d bytes is over the limit of %d", len(ev.Content), maxContent)
 	}
 	return ev, nil
 }

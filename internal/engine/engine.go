@@ -249,6 +249,8 @@ func checkQuery(query string) (string, error) {
 		return "", badRequest("query is %d bytes, the limit is %d", len(q), MaxQueryBytes)
 	case !utf8.ValidString(q):
 		return "", badRequest("query is not valid UTF-8")
+	case strings.IndexByte(q, 0) >= 0:
+		return "", badRequest("query contains a NUL byte")
 	}
 	return q, nil
 }

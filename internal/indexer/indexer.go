@@ -24,6 +24,10 @@ type Config struct {
 	// AckWait is how long a chunk set may be in flight before another
 	// replica gets it.
 	AckWait time.Duration
+	// MaxFileBytes is the largest file content accepted (default 4 MB): a
+	// chunk set that declares more than such a file yields is
+	// dead-lettered before it is decompressed.
+	MaxFileBytes int64
 }
 
 // Deps are the indexer's collaborators.
@@ -38,12 +42,13 @@ type Deps struct {
 // Worker consumes KH_CHUNKS, KH_TOOLS and KH_KNOWLEDGE and writes KH_INDEX
 // (and KH_KB, the current knowledge records).
 type Worker struct {
-	cfg Config
-	bus *bus.Bus
-	kv  jetstream.KeyValue
-	kb  jetstream.KeyValue
-	an  *analysis.Analyzer
-	log *slog.Logger
+	cfg   Config
+	bus   *bus.Bus
+	files *filesBound
+	kv    jetstream.KeyValue
+	kb    jetstream.KeyValue
+	an    *analysis.Analyzer
+	log   *slog.Logger
 }
 
 // New returns an indexer consuming on deps.NC; Run drives it.
@@ -58,11 +63,14 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.MaxFileBytes <= 0 {
+		cfg.MaxFileBytes = 4 << 20
+	}
 	an := deps.Analyzer
 	if an == nil {
 		an = analysis.New()
 	}
-	w := &Worker{cfg: cfg, bus: b, an: an, log: deps.Logger.With("component", Stage)}
+	w := &Worker{cfg: cfg, bus: b, files: &filesBound{js: b.JetStream()}, an: an, log: deps.Logger.With("component", Stage)}
 	consumers := []struct {
 		stage, stream, filter string
 		// concurrency 1 keeps index writes in stream order, which is what
@@ -143,12 +151,15 @@ func (w *Worker) handleTool(ctx context.Context, m *bus.Message) error {
 }
 
 func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
-	cs, err := contract.DecodeChunkSet(m.Data)
+	cs, err := contract.DecodeChunkSetLimit(m.Data, int(w.cfg.MaxFileBytes))
 	if err != nil {
 		return bus.Permanent(fmt.Errorf("chunk set on %s: %w", m.Subject, err))
 	}
 	if cs.Schema > contract.SchemaVersion {
 		return bus.Permanent(fmt.Errorf("chunk set schema %d is newer than %d", cs.Schema, contract.SchemaVersion))
+	}
+	if !contract.ValidPath(cs.Path) {
+		return bus.Permanent(fmt.Errorf("chunk set has invalid path %q: not a clean relative path inside a repository", cs.Path))
 	}
 	if !contract.ValidRepoName(cs.Repo) || cs.Path == "" {
 		return bus.Permanent(fmt.Errorf("chunk set has invalid repo %q or empty path", cs.Repo))
@@ -156,13 +167,38 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 	if want := contract.ChunkSubject(cs.Repo, cs.Path); want != m.Subject {
 		return bus.Permanent(fmt.Errorf("chunk set for %s/%s arrived on %s, want %s", cs.Repo, cs.Path, m.Subject, want))
 	}
+	seen := make(map[string]struct{}, len(cs.Chunks))
+	for i := range cs.Chunks {
+		id := cs.Chunks[i].ID
+		if _, dup := seen[id]; dup {
+			return bus.Permanent(fmt.Errorf("chunk set for %s/%s repeats chunk id %q", cs.Repo, cs.Path, id))
+		}
+		seen[id] = struct{}{}
+	}
+	// The order of a file's versions rests on file_seq, which a
+	// producer writes: one past KH_FILES's last sequence is forged (it
+	// would win over every later edit).
+	ok, last, err := w.files.covers(ctx, cs.FileSeq)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return bus.Permanent(fmt.Errorf("chunk set for %s/%s claims file_seq %d, past the last sequence %d of %s",
+			cs.Repo, cs.Path, cs.FileSeq, last, contract.StreamFiles))
+	}
 	doc := BuildDoc(cs, w.an)
 	val, err := contract.EncodeIndexDoc(doc)
 	if err != nil {
 		return bus.Permanent(err)
 	}
 	key := contract.DocKey(cs.Repo, cs.Path)
-	written, err := Write(ctx, w.kv, key, doc.SourceSeq, val)
+	// An entry whose own sequence is past KH_FILES was forged before
+	// this check existed: the real version replaces it.
+	forged := func(cur uint64) bool {
+		ok, _, err := w.files.covers(ctx, cur)
+		return err == nil && !ok
+	}
+	written, err := WriteChecked(ctx, w.kv, key, doc.SourceSeq, val, forged)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", key, err)
 	}
@@ -176,6 +212,12 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 // compare-and-set, so an older sequence never overwrites a newer one.
 // It reports whether val was written.
 func Write(ctx context.Context, kv jetstream.KeyValue, key string, seq uint64, val []byte) (bool, error) {
+	return WriteChecked(ctx, kv, key, seq, val, nil)
+}
+
+// WriteChecked is Write where a stored value whose sequence forged
+// reports true (when forged is set) counts as older than any.
+func WriteChecked(ctx context.Context, kv jetstream.KeyValue, key string, seq uint64, val []byte, forged func(uint64) bool) (bool, error) {
 	// Most writes during a cold index are new keys: try Create first, a
 	// single round trip, and fall back to read-compare-update.
 	_, err := kv.Create(ctx, key, val)
@@ -199,7 +241,7 @@ func Write(ctx context.Context, kv jetstream.KeyValue, key string, seq uint64, v
 		case err != nil:
 			return false, err
 		}
-		if curSeq, err := contract.IndexDocSeq(cur.Value()); err == nil && curSeq > seq {
+		if curSeq, err := contract.IndexDocSeq(cur.Value()); err == nil && curSeq > seq && (forged == nil || !forged(curSeq)) {
 			return false, nil
 		}
 		if _, err := kv.Update(ctx, key, val, cur.Revision()); err != nil {

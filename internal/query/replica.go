@@ -64,9 +64,10 @@ type Deps struct {
 
 // Replica follows KH_INDEX into an engine. It is safe for concurrent use.
 type Replica struct {
-	js     jetstream.JetStream
-	log    *slog.Logger
-	engine *engine.Engine
+	integrity integrity
+	js        jetstream.JetStream
+	log       *slog.Logger
+	engine    *engine.Engine
 
 	readyOnce sync.Once
 	ready     chan struct{}

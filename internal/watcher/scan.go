@@ -44,6 +44,25 @@ func (r *repo) rel(abs string) (string, bool) {
 	return filepath.ToSlash(abs[len(prefix):]), true
 }
 
+// escapes returns why the file at p may not be published when its real
+// path, once every symlink on the way (the file's or a directory's) is
+// resolved, lies outside the repository's real root, and "" when it lies
+// inside.
+func (r *repo) escapes(p string) string {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "unreadable: " + errReason(err)
+	}
+	root, err := filepath.EvalSymlinks(r.root)
+	if err != nil {
+		return "repository root unreadable: " + errReason(err)
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "outside the repository: a symlink leads out of its root"
+	}
+	return ""
+}
+
 // abs is the OS path of a repository-relative path.
 func (r *repo) abs(rel string) string {
 	return filepath.Join(r.root, filepath.FromSlash(rel))
@@ -151,9 +170,9 @@ func (w *Watcher) walk(ctx context.Context, r *repo, start string, visit func(re
 				return nil
 			}
 			// A dangling link is visited: evaluate reports it absent.
-		} else if !d.Type().IsRegular() {
-			return nil // device, FIFO, socket
 		}
+		// A device, FIFO or socket is visited too: evaluate skips it
+		// with a log line, without opening it.
 		if !visit(rel) {
 			return ctx.Err()
 		}
@@ -217,6 +236,9 @@ func (w *Watcher) evaluate(r *repo, rel string, prev fileState, known, force boo
 		return skip("not a regular file")
 	case fi.Size() > w.maxFileBytes:
 		return skip(fmt.Sprintf("larger than %d bytes", w.maxFileBytes))
+	}
+	if reason := r.escapes(p); reason != "" {
+		return skip(reason)
 	}
 	data, err := readLimited(p, w.maxFileBytes)
 	switch {
@@ -303,12 +325,24 @@ func (w *Watcher) Scan(ctx context.Context, force bool) (ScanResult, error) {
 // redacted by a small pool of workers; this goroutine publishes.
 func (w *Watcher) scanRepo(ctx context.Context, r *repo, force bool) (ScanResult, error) {
 	var res ScanResult
-	// A missing root must not read as "every file deleted".
+	// A missing root must not read as "every file deleted", nor keep the
+	// other repositories from being served: it is left out, and Run
+	// picks it up when it appears.
+	reason := ""
 	if fi, err := os.Stat(r.root); err != nil {
-		return res, fmt.Errorf("repository %s: root: %w", r.name, err)
+		reason = errReason(err)
 	} else if !fi.IsDir() {
-		return res, fmt.Errorf("repository %s: root %s is not a directory", r.name, r.root)
+		reason = "not a directory"
 	}
+	if reason != "" {
+		if !r.missing {
+			w.log.Warn("repository root missing: serving the other repositories, and this one once it appears",
+				"repo", r.name, "root", r.root, "reason", reason)
+		}
+		r.missing = true
+		return res, nil
+	}
+	r.missing = false
 	prev, err := w.loadState(ctx, r)
 	if err != nil {
 		return res, err
@@ -490,7 +524,8 @@ func (w *Watcher) processDirty(ctx context.Context, batch map[string]struct{}) e
 		}
 		if _, ok := batch[r.root]; ok {
 			if _, err := os.Stat(r.root); err != nil {
-				w.log.Warn("repository root removed: no longer watched", "repo", r.name)
+				w.log.Warn("repository root removed: watching for it to come back", "repo", r.name)
+				r.missing = true
 			}
 		}
 	}

@@ -10,6 +10,7 @@
 package watcher
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,7 +71,13 @@ type Config struct {
 	// MaxFileBytes is the largest file published; a larger one is skipped
 	// (0 means DefaultMaxFileBytes).
 	MaxFileBytes int64 `json:"maxFileBytes"`
+	// MissingRootPollMS is how often, in milliseconds, Run looks for a
+	// repository root that is missing (0 means DefaultMissingRootPoll).
+	MissingRootPollMS int `json:"missingRootPollMs,omitempty"`
 }
+
+// DefaultMissingRootPoll is the default of Config.MissingRootPollMS.
+const DefaultMissingRootPoll = 2 * time.Second
 
 // Debounce is DebounceMS as a duration.
 func (c Config) Debounce() time.Duration { return time.Duration(c.DebounceMS) * time.Millisecond }
@@ -83,6 +90,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxFileBytes <= 0 {
 		return errors.New("maxFileBytes: must be positive")
+	}
+	if c.MissingRootPollMS < 0 {
+		return errors.New("missingRootPollMs: must not be negative")
 	}
 	seen := make(map[string]bool, len(c.Repos))
 	for _, r := range c.Repos {
@@ -158,6 +168,9 @@ type repo struct {
 	metaStr string
 	glob    string
 	exclude []string
+	// missing is set while the root is not there (guarded by opMu):
+	// the repository is left out, and Run looks for it.
+	missing bool
 }
 
 // Watcher publishes the files of its repositories to KH_FILES. Scan and the
@@ -171,6 +184,7 @@ type Watcher struct {
 	maxDelay     time.Duration
 	maxFileBytes int64
 	maxPayload   int64
+	rootPoll     time.Duration
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -219,6 +233,7 @@ func New(cfg Config, deps Deps) (*Watcher, error) {
 		maxDelay:     max(time.Second, cfg.Debounce()),
 		maxFileBytes: cfg.MaxFileBytes,
 		maxPayload:   deps.MaxPayload,
+		rootPoll:     cmp.Or(time.Duration(cfg.MissingRootPollMS)*time.Millisecond, DefaultMissingRootPoll),
 		ready:        make(chan struct{}),
 		state:        make(map[string]map[string]fileState),
 		watched:      make(map[string]struct{}),
@@ -306,6 +321,8 @@ func (w *Watcher) follow(ctx context.Context, fsw *fsnotify.Watcher) error {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	roots := time.NewTicker(w.rootPoll)
+	defer roots.Stop()
 
 	for {
 		select {
@@ -347,6 +364,8 @@ func (w *Watcher) follow(ctx context.Context, fsw *fsnotify.Watcher) error {
 			}
 			w.log.Info("rescan done", "published", res.Published, "deleted", res.Deleted,
 				"unchanged", res.Unchanged, "skipped", res.Skipped)
+		case <-roots.C:
+			w.scanMissing(ctx)
 		case <-timer.C:
 			batch := dirty
 			dirty = make(map[string]struct{})
@@ -367,6 +386,34 @@ func (w *Watcher) follow(ctx context.Context, fsw *fsnotify.Watcher) error {
 				timer.Reset(retryDelay)
 			}
 		}
+	}
+}
+
+// scanMissing scans each repository whose root was missing and has
+// appeared; a failed scan is tried again at the next poll.
+func (w *Watcher) scanMissing(ctx context.Context) {
+	w.opMu.Lock()
+	defer w.opMu.Unlock()
+	for _, r := range w.repos {
+		if !r.missing {
+			continue
+		}
+		if fi, err := os.Stat(r.root); err != nil || !fi.IsDir() {
+			continue
+		}
+		if resolved, err := filepath.EvalSymlinks(r.root); err == nil {
+			r.root = filepath.Clean(resolved)
+		}
+		w.log.Info("repository root appeared: indexing it", "repo", r.name)
+		res, err := w.scanRepo(ctx, r, false)
+		if err != nil {
+			r.missing = true
+			if ctx.Err() == nil {
+				w.log.Warn("scan of a repository that appeared failed; retrying", "repo", r.name, "err", err)
+			}
+			continue
+		}
+		w.log.Info("repository scanned", "repo", r.name, "published", res.Published, "unchanged", res.Unchanged, "skipped", res.Skipped)
 	}
 }
 

@@ -250,7 +250,6 @@ func TestInitialSync(t *testing.T) {
 		"a.md":              "# A\nMARK-a token " + redacted + " end\n",
 		"sub/b.mdx":         files["sub/b.mdx"],
 		"sub/with space.md": files["sub/with space.md"],
-		"link-file.md":      "# H\nMARK-h symlinked file\n",
 	}
 	if got := e.streamState(t).Msgs; got != uint64(len(want)) {
 		t.Errorf("stream holds %d messages, want %d", got, len(want))
@@ -262,9 +261,6 @@ func TestInitialSync(t *testing.T) {
 			continue
 		}
 		raw := files[rel]
-		if rel == "link-file.md" {
-			raw = content
-		}
 		if ev.Content != content || ev.Deleted || ev.Schema != contract.SchemaVersion ||
 			ev.Repo != "docs" || ev.Path != rel || ev.Meta != meta || ev.SHA256 != shaOf(raw) ||
 			ev.Size != int64(len(raw)) {
@@ -290,14 +286,14 @@ func TestInitialSync(t *testing.T) {
 	if _, m := e.event(t, "docs", "sub/with space.md"); m != nil && m.Header.Get(contract.HeaderPath) != "sub/with%20space.md" {
 		t.Errorf("path header %q", m.Header.Get(contract.HeaderPath))
 	}
-	for _, rel := range []string{"c.txt", "excluded/d.md", "node_modules/e.md", ".git/f.md", "bin.md", "bad.md", "big.md", "linked/g.md", "dangling.md"} {
+	for _, rel := range []string{"c.txt", "excluded/d.md", "node_modules/e.md", ".git/f.md", "bin.md", "bad.md", "big.md", "linked/g.md", "dangling.md", "link-file.md"} {
 		if e.lastMsg(t, "docs", rel) != nil {
 			t.Errorf("%s published", rel)
 		}
 	}
 
 	logs := e.logs.String()
-	for rel, reason := range map[string]string{"bin.md": "binary", "bad.md": "invalid UTF-8", "big.md": "larger than 1024 bytes"} {
+	for rel, reason := range map[string]string{"bin.md": "binary", "bad.md": "invalid UTF-8", "big.md": "larger than 1024 bytes", "link-file.md": "outside the repository"} {
 		if !strings.Contains(logs, "path="+rel) || !strings.Contains(logs, reason) {
 			t.Errorf("no skip logged for %s (%s):\n%s", rel, reason, logs)
 		}
@@ -446,12 +442,30 @@ func TestForceScanRepublishesEverything(t *testing.T) {
 	}
 }
 
-func TestMissingRootIsAnError(t *testing.T) {
+// A repository whose root does not exist is warned about and left out:
+// the other repositories are served, nothing of it is tombstoned, and it
+// is picked up once it appears.
+func TestMissingRootIsWarnedAndPickedUpLater(t *testing.T) {
 	e := newEnv(t)
-	w := e.newWatcher(t, Config{Repos: []Repo{{Name: "docs", Root: filepath.Join(t.TempDir(), "nope"), Meta: meta}}})
-	if _, err := w.Scan(context.Background(), false); err == nil || !strings.Contains(err.Error(), "docs") {
-		t.Errorf("Scan of a missing root: %v", err)
+	present := t.TempDir()
+	writeFile(t, present, "here.md", "# here")
+	missing := filepath.Join(t.TempDir(), "later")
+	w := e.newWatcher(t, Config{
+		Repos:             []Repo{{Name: "docs", Root: present, Meta: meta}, {Name: "later", Root: missing, Meta: meta}},
+		DebounceMS:        20,
+		MissingRootPollMS: 50,
+	})
+	if res, err := w.Scan(context.Background(), false); err != nil || res.Published != 1 {
+		t.Fatalf("Scan with one missing root: %+v, %v; want the present repository published", res, err)
 	}
+	if !strings.Contains(e.logs.String(), "repository root missing") || !strings.Contains(e.logs.String(), "repo=later") {
+		t.Errorf("no warning names the missing repository:\n%s", e.logs.String())
+	}
+	run(t, w)
+	writeFile(t, missing, "new.md", "# new")
+	waitFor(t, 10*time.Second, "the repository that appeared", func() bool { return e.hasContent(t, "later", "new.md", "# new") })
+	writeFile(t, missing, "live.md", "# live")
+	waitFor(t, 10*time.Second, "a live change in it", func() bool { return e.hasContent(t, "later", "live.md", "# live") })
 }
 
 func TestNewValidates(t *testing.T) {

@@ -1,0 +1,81 @@
+package app
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/natstest"
+)
+
+// Events with a path that climbs out of its repository, or chunk sets
+// whose chunk ids repeat, are dead-lettered with the reason instead of
+// being indexed.
+func TestBadPathsAndDuplicateChunkIDsAreDeadLettered(t *testing.T) {
+	srv := natstest.Start(t, "")
+	runNode(t, srv, testConfig())
+	ctx := context.Background()
+	climb := "../../../../etc/passwd"
+	bad := []*nats.Msg{
+		{Subject: contract.FileSubject("docs", climb), Data: mustJSON(t, contract.FileEvent{Schema: 1, Repo: "docs", Path: climb, Content: "root:x:0:0"})},
+		{Subject: contract.ChunkSubject("docs", "/etc/hosts"), Data: mustJSON(t, contract.ChunkSet{Schema: 1, Repo: "docs", Path: "/etc/hosts", FileSeq: 1,
+			Chunks: []contract.Chunk{{ID: "a", Text: "localhost"}}})},
+		{Subject: contract.ChunkSubject("docs", "dup.md"), Data: mustJSON(t, contract.ChunkSet{Schema: 1, Repo: "docs", Path: "dup.md", FileSeq: 1,
+			Chunks: []contract.Chunk{{ID: "same", Text: "one"}, {ID: "same", Text: "two"}}})},
+	}
+	for _, m := range bad {
+		if _, err := srv.JS.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	natstest.WaitFor(t, 15*time.Second, "three dead letters", func() bool {
+		p, err := ReadProgress(ctx, srv.JS)
+		return err == nil && p.DeadLetters == 3 && p.ChunkerPending == 0 && p.IndexerPending == 0
+	})
+	dlq, _ := srv.JS.Stream(ctx, contract.StreamDLQ)
+	reasons := map[string]string{}
+	for seq := uint64(1); seq <= 3; seq++ {
+		m, err := dlq.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reasons[m.Header.Get(contract.HeaderOrigSubject)] = m.Header.Get(contract.HeaderReason)
+	}
+	for i, want := range []string{"path", "path", "chunk id"} {
+		if r := reasons[bad[i].Subject]; !strings.Contains(r, want) {
+			t.Errorf("dead letter of %s: reason %q, want it to mention %q", bad[i].Subject, r, want)
+		}
+	}
+}
+
+// A NUL byte in a query is a bad request on every search endpoint, and a
+// NATS request that is not valid UTF-8 is rejected, not decoded with
+// replacement characters.
+func TestNULAndInvalidUTF8QueriesAreRejected(t *testing.T) {
+	a := startKBAPI(t)
+	for _, path := range []string{"/api/docs/search", "/api/tools/search", "/api/knowledge/search"} {
+		if code := a.do("GET", path+"?q="+url.QueryEscape("install\x00now"), aliceToken, nil, nil); code != 400 {
+			t.Errorf("GET %s with a NUL byte: %d, want 400", path, code)
+		}
+	}
+	for _, subj := range []string{contract.SubjectSearchDocs, contract.SubjectSearchTools, contract.SubjectSearchKB} {
+		for name, data := range map[string]string{
+			"invalid UTF-8": `{"query":"install ` + "\xff\xfe" + `"}`,
+			"NUL":           `{"query":"install\u0000now"}`,
+		} {
+			msg, err := a.srv.NC.Request(subj, []byte(data), 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code := msg.Header.Get(micro.ErrorCodeHeader); code != "400" {
+				t.Errorf("%s with %s: code %q, want 400 (%s)", subj, name, code, msg.Data)
+			}
+		}
+	}
+}
