@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/micro"
 
 	"github.com/knowhub/knowhub/internal/contract"
-	"github.com/knowhub/knowhub/internal/extractor"
+	"github.com/knowhub/knowhub/internal/transcript"
 )
 
 // Extract takes a raw transcript, sanitizes it and stores it for the
@@ -25,18 +25,18 @@ func (s *Service) Extract(ctx context.Context, raw []byte) (*contract.ExtractRep
 }
 
 // extractScoped is Extract for a sender whose entries must stay within
-// scopes (see extractor.StoreScoped).
+// scopes (see transcript.Store).
 func (s *Service) extractScoped(ctx context.Context, raw []byte, scopes []string) (*contract.ExtractReply, error) {
-	if s.pipe == nil {
-		return nil, fmt.Errorf("%w: no transcript pipeline", ErrUnavailable)
+	if s.intake == nil {
+		return nil, fmt.Errorf("%w: no transcript intake", ErrUnavailable)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	reply, err := extractor.StoreScoped(ctx, s.js, s.pipe, raw, scopes)
+	reply, err := transcript.Store(ctx, s.js, s.intake, raw, scopes)
 	switch {
-	case errors.Is(err, extractor.ErrTooLarge):
+	case errors.Is(err, transcript.ErrTooLarge):
 		return nil, fmt.Errorf("%w: %v", ErrTooLarge, err)
-	case errors.Is(err, extractor.ErrInvalid):
+	case errors.Is(err, transcript.ErrInvalid):
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	case err != nil:
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)

@@ -21,9 +21,9 @@ import (
 
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/engine"
-	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/redact"
+	"github.com/knowhub/knowhub/internal/transcript"
 )
 
 // Version is reported by the NATS micro service.
@@ -59,9 +59,9 @@ type Deps struct {
 	Logger   *slog.Logger
 	Index    Index
 	Redactor Redactor // applied to knowledge before it is persisted
-	// Pipeline sanitizes transcripts sent to kh.extract and POST
-	// /api/extract; without it those answer 503.
-	Pipeline *extractor.Pipeline
+	// Intake sanitizes transcripts sent to kh.extract and POST
+	// /api/extract before they are stored; without it those answer 503.
+	Intake *transcript.Intake
 }
 
 // Service serves an Index over NATS micro (Run) and HTTP (Handler).
@@ -75,7 +75,7 @@ type Service struct {
 	auth   *authenticator
 	red    Redactor
 	screen *kb.Screen
-	pipe   *extractor.Pipeline
+	intake *transcript.Intake
 
 	kbBucket jetstream.KeyValue
 	ready    chan struct{}
@@ -113,7 +113,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		auth:   newAuthenticator(cfg.Tokens),
 		red:    deps.Redactor,
 		screen: kb.NewScreen(),
-		pipe:   deps.Pipeline,
+		intake: deps.Intake,
 		ready:  make(chan struct{}),
 	}, nil
 }

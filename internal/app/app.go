@@ -25,6 +25,7 @@ import (
 	"github.com/knowhub/knowhub/internal/indexer"
 	"github.com/knowhub/knowhub/internal/query"
 	"github.com/knowhub/knowhub/internal/redact"
+	"github.com/knowhub/knowhub/internal/transcript"
 	"github.com/knowhub/knowhub/internal/watcher"
 )
 
@@ -100,20 +101,28 @@ type Stages struct {
 // All runs every stage.
 var All = Stages{Watcher: true, Chunker: true, Indexer: true, Query: true, Extractor: true}
 
-// NewPipeline builds the transcript pipeline the configuration describes:
-// the built-in rules, or an OpenAI-compatible model when one is set.
-func NewPipeline(cfg *config.Config, red *redact.Redactor) (*extractor.Pipeline, error) {
+// NewIntake builds the transcript intake the configuration describes.
+func NewIntake(cfg *config.Config, red *redact.Redactor) (*transcript.Intake, error) {
 	if red == nil {
-		return nil, errors.New("transcript pipeline: a redactor is required")
+		return nil, errors.New("transcript intake: a redactor is required")
 	}
-	san := extractor.NewSanitizer(red)
-	mode := extractor.PrivacyMode(cfg.Extractor.PrivacyMode)
+	return transcript.NewIntake(transcript.Config{Privacy: transcript.PrivacyMode(cfg.Extractor.PrivacyMode)}, transcript.NewSanitizer(red))
+}
+
+// NewPipeline builds the extraction pipeline the configuration describes:
+// its transcript intake, and the built-in rules or an OpenAI-compatible
+// model when one is set.
+func NewPipeline(cfg *config.Config, red *redact.Redactor) (*extractor.Pipeline, error) {
+	in, err := NewIntake(cfg, red)
+	if err != nil {
+		return nil, err
+	}
 	var x extractor.Extractor = extractor.NewRules()
 	if l := cfg.Extractor.LLM; l.BaseURL != "" {
 		x = extractor.NewLLM(extractor.LLMConfig{BaseURL: l.BaseURL, Model: l.Model, APIKey: l.APIKey,
-			Timeout: time.Duration(l.TimeoutSeconds) * time.Second, Privacy: mode}, san)
+			Timeout: time.Duration(l.TimeoutSeconds) * time.Second, Privacy: in.Privacy()}, transcript.NewSanitizer(red))
 	}
-	return extractor.NewPipeline(extractor.Config{Privacy: mode, MaxEntries: cfg.Extractor.MaxEntries}, san, x)
+	return extractor.NewPipeline(extractor.Config{MaxEntries: cfg.Extractor.MaxEntries}, in, x)
 }
 
 // Service is one long-running part of a node: a stage, the API, the HTTP
@@ -150,9 +159,9 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 	if err != nil {
 		return nil, fmt.Errorf("redactor: %w", err)
 	}
-	var pipeline *extractor.Pipeline
-	if stages.Extractor || stages.Query {
-		if pipeline, err = NewPipeline(cfg, red); err != nil {
+	var intake *transcript.Intake
+	if stages.Query {
+		if intake, err = NewIntake(cfg, red); err != nil {
 			return nil, err
 		}
 	}
@@ -173,6 +182,10 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		n.add(indexer.Stage, w.Run)
 	}
 	if stages.Extractor {
+		pipeline, err := NewPipeline(cfg, red)
+		if err != nil {
+			return nil, err
+		}
 		w, err := extractor.New(extractor.Deps{NC: nc, Pipeline: pipeline, Logger: log})
 		if err != nil {
 			return nil, err
@@ -198,7 +211,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		for _, t := range cfg.HTTP.Tokens {
 			ac.Tokens = append(ac.Tokens, api.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
 		}
-		a, err := api.New(ac, api.Deps{NC: nc, JS: js, Logger: log, Index: q, Redactor: red, Pipeline: pipeline})
+		a, err := api.New(ac, api.Deps{NC: nc, JS: js, Logger: log, Index: q, Redactor: red, Intake: intake})
 		if err != nil {
 			return nil, err
 		}

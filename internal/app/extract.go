@@ -13,6 +13,7 @@ import (
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/transcript"
 )
 
 // ExtractReport counts what a re-extraction found and did.
@@ -63,7 +64,7 @@ func ReplayExtraction(ctx context.Context, js jetstream.JetStream, nc *nats.Conn
 		if err != nil {
 			return rep, err
 		}
-		st, t, err := extractor.DecodeStored(msg.Data())
+		st, t, err := transcript.DecodeStored(msg.Data())
 		if err == nil {
 			rep.Transcripts++
 			res, err := p.Extract(ctx, t, st.ID)

@@ -1,27 +1,3 @@
-// Package extractor is the pure core of the extractor: it turns agent
-// transcripts into knowledge entries, privacy first. Nothing here does I/O
-// except the LLM extractor's HTTP call; the transport that reads
-// transcripts from JetStream or HTTP and saves the entries lives elsewhere.
-//
-// The life of a transcript:
-//
-//   - Parse decodes the intake payload ({messages, agent_id, submitted_by,
-//     session_key, trigger}) with the OpenClaw, Anthropic and OpenAI message
-//     shapes and rejects oversize or malformed input with an error wrapping
-//     ErrInvalid, so that nothing is stored.
-//   - Sanitizer.Transcript drops system and developer messages and, in
-//     Strict mode (the default), replaces home directories, e-mail
-//     addresses, phone numbers and IP addresses; secrets are redacted in
-//     every mode.
-//   - ID hashes the session key and the sanitized messages: the transport
-//     skips a transcript whose id it has seen.
-//   - An Extractor finds candidate entries: Rules (offline, the default) or
-//     LLM (any OpenAI-compatible chat-completions endpoint).
-//   - Pipeline.Extract sanitizes the candidates again, adds lineage
-//     (transcript id, extractor name and version, agent, submitter),
-//     validates them as kb save requests and keeps at most MaxEntries.
-//
-// Pipeline.Prepare and Pipeline.Extract do these steps in order.
 package extractor
 
 import (
@@ -32,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/transcript"
 )
 
 // DefaultMaxEntries is how many entries one transcript yields at most.
@@ -75,7 +52,7 @@ type Extractor interface {
 	// Version changes whenever the same transcript may yield other
 	// entries; for a model it names the model.
 	Version() string
-	Extract(ctx context.Context, t *Transcript, max int) ([]Candidate, error)
+	Extract(ctx context.Context, t *transcript.Transcript, max int) ([]Candidate, error)
 }
 
 // Lineage is how entries record which extractor made them: name@version.
@@ -83,77 +60,48 @@ func Lineage(x Extractor) string { return x.Name() + "@" + x.Version() }
 
 // Config configures the pipeline.
 type Config struct {
-	// Privacy is strict (the default) or relaxed.
-	Privacy PrivacyMode `json:"privacy_mode,omitempty"`
 	// MaxEntries is how many entries a transcript yields at most; zero
 	// means DefaultMaxEntries.
 	MaxEntries int `json:"max_entries,omitempty"`
-	// Limits bound the transcripts Parse accepts.
-	Limits Limits `json:"limits,omitzero"`
 }
 
 // Validate reports every problem of the configuration, or nil.
 func (c Config) Validate() error {
-	var errs []error
-	if _, err := ParsePrivacyMode(string(c.Privacy)); err != nil {
-		errs = append(errs, fmt.Errorf("privacy_mode: %w", err))
-	}
 	if c.MaxEntries < 0 || c.MaxEntries > MaxEntriesLimit {
-		errs = append(errs, fmt.Errorf("max_entries: %d is outside 0–%d", c.MaxEntries, MaxEntriesLimit))
+		return fmt.Errorf("max_entries: %d is outside 0–%d", c.MaxEntries, MaxEntriesLimit)
 	}
-	if c.Limits.MaxBytes < 0 {
-		errs = append(errs, fmt.Errorf("limits.max_bytes: %d is negative", c.Limits.MaxBytes))
-	}
-	if c.Limits.MaxMessages < 0 {
-		errs = append(errs, fmt.Errorf("limits.max_messages: %d is negative", c.Limits.MaxMessages))
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
-// Pipeline runs the steps from intake payload to kb save requests. It is
+// Pipeline turns sanitized transcripts into kb save requests. It is
 // immutable and safe for concurrent use.
 type Pipeline struct {
-	mode   PrivacyMode
-	max    int
-	limits Limits
-	san    *Sanitizer
-	x      Extractor
+	max int
+	in  *transcript.Intake
+	x   Extractor
 }
 
-// NewPipeline checks cfg and returns a pipeline that sanitizes with san and
-// extracts with x.
-func NewPipeline(cfg Config, san *Sanitizer, x Extractor) (*Pipeline, error) {
+// NewPipeline checks cfg and returns a pipeline that extracts with x from
+// the transcripts in prepares, and sanitizes what x finds as in does.
+func NewPipeline(cfg Config, in *transcript.Intake, x Extractor) (*Pipeline, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("extractor config: %w", err)
 	}
-	if san == nil || x == nil {
-		return nil, errors.New("extractor: a sanitizer and an extractor are required")
+	if in == nil || x == nil {
+		return nil, errors.New("extractor: a transcript intake and an extractor are required")
 	}
-	mode, _ := ParsePrivacyMode(string(cfg.Privacy))
 	max := cfg.MaxEntries
 	if max == 0 {
 		max = DefaultMaxEntries
 	}
-	return &Pipeline{mode: mode, max: max, limits: cfg.Limits.withDefaults(), san: san, x: x}, nil
+	return &Pipeline{max: max, in: in, x: x}, nil
 }
 
-// Privacy returns the privacy mode the pipeline sanitizes in.
-func (p *Pipeline) Privacy() PrivacyMode { return p.mode }
+// Intake returns the transcript intake the pipeline extracts from.
+func (p *Pipeline) Intake() *transcript.Intake { return p.in }
 
 // MaxEntries returns how many entries a transcript yields at most.
 func (p *Pipeline) MaxEntries() int { return p.max }
-
-// Prepare parses and sanitizes an intake payload and returns the sanitized
-// transcript and its id. Only the sanitized transcript may be persisted or
-// passed on. Errors wrap ErrInvalid.
-func (p *Pipeline) Prepare(data []byte) (*Transcript, string, error) {
-	t, err := Parse(data, p.limits)
-	if err != nil {
-		return nil, "", err
-	}
-	t = p.san.Transcript(t, p.mode)
-	return t, ID(t), nil
-}
 
 // Result is what Extract found in one transcript.
 type Result struct {
@@ -165,12 +113,12 @@ type Result struct {
 	Dropped []error
 }
 
-// Extract runs the extractor over a transcript that Prepare returned and
+// Extract runs the extractor over a transcript that the intake prepared and
 // turns its candidates into save requests: each is sanitized again,
 // stamped with lineage (transcript id, extractor, agent, submitter),
 // validated like any save (kb.ValidateSave) and de-duplicated; at most
 // MaxEntries are kept.
-func (p *Pipeline) Extract(ctx context.Context, t *Transcript, id string) (Result, error) {
+func (p *Pipeline) Extract(ctx context.Context, t *transcript.Transcript, id string) (Result, error) {
 	cands, err := p.x.Extract(ctx, t, p.max)
 	if err != nil {
 		return Result{}, fmt.Errorf("extract with %s: %w", Lineage(p.x), err)
@@ -179,14 +127,14 @@ func (p *Pipeline) Extract(ctx context.Context, t *Transcript, id string) (Resul
 	seen := map[string]bool{}
 	for i, c := range cands {
 		r := kb.SaveRequest{
-			Task:    strings.TrimSpace(p.san.Text(c.Task, p.mode)),
-			Content: strings.TrimSpace(p.san.Text(c.Content, p.mode)),
+			Task:    strings.TrimSpace(p.in.Text(c.Task)),
+			Content: strings.TrimSpace(p.in.Text(c.Content)),
 			Types:   append([]string(nil), c.Types...),
 			Score:   c.Score,
 			Source: kb.Source{
 				Category:    SourceCategory,
 				AgentID:     t.AgentID,
-				SubmittedBy: p.san.Text(t.SubmittedBy, p.mode),
+				SubmittedBy: p.in.Text(t.SubmittedBy),
 			},
 			TranscriptID: id,
 			Extractor:    Lineage(p.x),

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/transcript"
 )
 
 // fixed is an extractor that returns the same candidates or error.
@@ -21,7 +22,7 @@ type fixed struct {
 
 func (*fixed) Name() string    { return "fixed" }
 func (*fixed) Version() string { return "0" }
-func (f *fixed) Extract(_ context.Context, _ *Transcript, max int) ([]Candidate, error) {
+func (f *fixed) Extract(_ context.Context, _ *transcript.Transcript, max int) ([]Candidate, error) {
 	f.max = max
 	return f.cands, f.err
 }
@@ -37,16 +38,16 @@ func readTestdata(t testing.TB, name string) []byte {
 }
 
 func TestPipelineRules(t *testing.T) {
-	p, err := NewPipeline(Config{}, newTestSanitizer(t), NewRules())
+	p, err := NewPipeline(Config{}, newTestIntake(t, transcript.Config{}), NewRules())
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, id, err := p.Prepare(readTestdata(t, "pnpm_preference"))
+	tr, id, err := p.Intake().Prepare(readTestdata(t, "pnpm_preference"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range tr.Messages {
-		if m.Role == RoleSystem {
+		if m.Role == transcript.RoleSystem {
 			t.Error("Prepare kept the system message")
 		}
 	}
@@ -73,12 +74,12 @@ func TestPipelineRules(t *testing.T) {
 }
 
 func TestPipelineDedupeID(t *testing.T) {
-	p, err := NewPipeline(Config{}, newTestSanitizer(t), NewRules())
+	p, err := NewPipeline(Config{}, newTestIntake(t, transcript.Config{}), NewRules())
 	if err != nil {
 		t.Fatal(err)
 	}
 	data := readTestdata(t, "privacy_strict")
-	_, id1, err := p.Prepare(data)
+	_, id1, err := p.Intake().Prepare(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestPipelineDedupeID(t *testing.T) {
 	if again == string(data) {
 		t.Fatal("the trigger was not replaced")
 	}
-	_, id2, err := p.Prepare([]byte(again))
+	_, id2, err := p.Intake().Prepare([]byte(again))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestPipelineDedupeID(t *testing.T) {
 		t.Errorf("the same transcript sent twice got ids %s and %s", id1, id2)
 	}
 	// A stored sanitized transcript, prepared again (a replay), keeps its id.
-	tr, _, err := p.Prepare(data)
+	tr, _, err := p.Intake().Prepare(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,10 +103,10 @@ func TestPipelineDedupeID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, id, err := p.Prepare(stored); err != nil || id != id1 {
+	if _, id, err := p.Intake().Prepare(stored); err != nil || id != id1 {
 		t.Errorf("replayed transcript: id %s, err %v; want %s", id, err, id1)
 	}
-	_, id3, err := p.Prepare(readTestdata(t, "chitchat"))
+	_, id3, err := p.Intake().Prepare(readTestdata(t, "chitchat"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,14 +116,14 @@ func TestPipelineDedupeID(t *testing.T) {
 }
 
 func TestPipelineRejectsMalformed(t *testing.T) {
-	p, err := NewPipeline(Config{Limits: Limits{MaxBytes: 1024}}, newTestSanitizer(t), NewRules())
+	p, err := NewPipeline(Config{}, newTestIntake(t, transcript.Config{Limits: transcript.Limits{MaxBytes: 1024}}), NewRules())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, data := range [][]byte{readTestdata(t, "deploy_plan"), []byte(`{"messages":[{"role":"bot"}],"trigger":"agent_end"}`)} {
-		tr, id, err := p.Prepare(data)
-		if !errors.Is(err, ErrInvalid) || tr != nil || id != "" {
-			t.Errorf("Prepare = %v, %q, %v; want ErrInvalid and nothing else", tr, id, err)
+		tr, id, err := p.Intake().Prepare(data)
+		if !errors.Is(err, transcript.ErrInvalid) || tr != nil || id != "" {
+			t.Errorf("Prepare = %v, %q, %v; want transcript.ErrInvalid and nothing else", tr, id, err)
 		}
 	}
 }
@@ -139,11 +140,11 @@ func TestPipelineChecksCandidates(t *testing.T) {
 		ok("Second", "Run `make` twice."),
 		ok("Third", "Over the limit."),
 	}}
-	p, err := NewPipeline(Config{MaxEntries: 2}, newTestSanitizer(t), x)
+	p, err := NewPipeline(Config{MaxEntries: 2}, newTestIntake(t, transcript.Config{}), x)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, id, err := p.Prepare(readTestdata(t, "chitchat"))
+	tr, id, err := p.Intake().Prepare(readTestdata(t, "chitchat"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,11 +179,11 @@ func TestPipelineChecksCandidates(t *testing.T) {
 
 func TestPipelineExtractorError(t *testing.T) {
 	boom := errors.New("model unreachable")
-	p, err := NewPipeline(Config{}, newTestSanitizer(t), &fixed{err: boom})
+	p, err := NewPipeline(Config{}, newTestIntake(t, transcript.Config{}), &fixed{err: boom})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, id, err := p.Prepare(readTestdata(t, "chitchat"))
+	tr, id, err := p.Intake().Prepare(readTestdata(t, "chitchat"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,11 +195,11 @@ func TestPipelineExtractorError(t *testing.T) {
 
 func TestPipelineLLM(t *testing.T) {
 	s := newChatServer(t, replyWith(`{"entries":[{"task":"Deploying billing","content":"Ask dana@acme-corp.com before deploying.","types":["plan","usecase"],"score":4}]}`))
-	p, err := NewPipeline(Config{}, newTestSanitizer(t), newTestLLM(t, s, ""))
+	p, err := NewPipeline(Config{}, newTestIntake(t, transcript.Config{}), newTestLLM(t, s, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, id, err := p.Prepare(readTestdata(t, "deploy_plan"))
+	tr, id, err := p.Intake().Prepare(readTestdata(t, "deploy_plan"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,9 +223,9 @@ func TestConfigValidate(t *testing.T) {
 		want []string
 	}{
 		{"zero is valid", Config{}, nil},
-		{"relaxed", Config{Privacy: Relaxed, MaxEntries: 5}, nil},
-		{"bad", Config{Privacy: "none", MaxEntries: 99, Limits: Limits{MaxBytes: -1, MaxMessages: -1}},
-			[]string{"privacy_mode", "max_entries: 99", "limits.max_bytes", "limits.max_messages"}},
+		{"five", Config{MaxEntries: 5}, nil},
+		{"too many", Config{MaxEntries: 99}, []string{"max_entries: 99"}},
+		{"negative", Config{MaxEntries: -1}, []string{"max_entries: -1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -239,11 +240,11 @@ func TestConfigValidate(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewPipeline(Config{MaxEntries: -1}, newTestSanitizer(t), NewRules()); err == nil {
+	if _, err := NewPipeline(Config{MaxEntries: -1}, newTestIntake(t, transcript.Config{}), NewRules()); err == nil {
 		t.Error("NewPipeline accepted an invalid config")
 	}
 	if _, err := NewPipeline(Config{}, nil, NewRules()); err == nil {
-		t.Error("NewPipeline accepted a nil sanitizer")
+		t.Error("NewPipeline accepted a nil intake")
 	}
 }
 

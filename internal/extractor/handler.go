@@ -2,16 +2,12 @@ package extractor
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -21,6 +17,7 @@ import (
 	"github.com/knowhub/knowhub/internal/bus"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/transcript"
 )
 
 // Stage names of the extractor's two consumers.
@@ -88,60 +85,15 @@ func New(deps Deps) (*Worker, error) {
 func (w *Worker) Run(ctx context.Context) error { return w.bus.Run(ctx) }
 
 func (w *Worker) intake(ctx context.Context, m *bus.Message) error {
-	_, err := Store(ctx, w.js, w.p, m.Data)
-	if errors.Is(err, ErrInvalid) {
+	_, err := transcript.Store(ctx, w.js, w.p.Intake(), m.Data, nil)
+	if errors.Is(err, transcript.ErrInvalid) {
 		return bus.Permanent(err)
 	}
 	return err
 }
 
-// Store sanitizes a raw transcript and appends it to KH_TRANSCRIPTS. The
-// same transcript (same session and content) is stored once: its id is
-// the message id, and the stream drops duplicates for a day.
-func Store(ctx context.Context, js jetstream.JetStream, p *Pipeline, raw []byte) (*contract.ExtractReply, error) {
-	return StoreScoped(ctx, js, p, raw, nil)
-}
-
-// StoreScoped is Store for a transcript whose entries must stay within
-// scopes (those of the token that sent it; none means the agent's scope,
-// see ScopeRequest). The scopes are part of the transcript's id, so two
-// audiences sending the same session each get their entries.
-func StoreScoped(ctx context.Context, js jetstream.JetStream, p *Pipeline, raw []byte, scopes []string) (*contract.ExtractReply, error) {
-	t, id, err := p.Prepare(raw)
-	if err != nil {
-		return nil, err
-	}
-	if len(scopes) > 0 {
-		t.Scopes = slices.Clone(scopes)
-		slices.Sort(t.Scopes)
-		t.Scopes = slices.Compact(t.Scopes)
-		sum := sha256.Sum256([]byte(id + "\x00" + strings.Join(t.Scopes, "\x00")))
-		id = hex.EncodeToString(sum[:16])
-	}
-	body, err := json.Marshal(t)
-	if err != nil {
-		return nil, fmt.Errorf("encode transcript: %w", err)
-	}
-	data, err := json.Marshal(contract.StoredTranscript{Schema: contract.SchemaVersion, ID: id, Privacy: string(p.mode), Transcript: body})
-	if err != nil {
-		return nil, err
-	}
-	ack, err := js.PublishMsg(ctx, &nats.Msg{
-		Subject: contract.SubjectTranscriptsStored + "." + contract.TranscriptSubjectToken(t.AgentID),
-		Data:    data,
-		Header: nats.Header{
-			nats.MsgIdHdr:         {id},
-			contract.HeaderSchema: {strconv.Itoa(contract.SchemaVersion)},
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("store transcript %s: %w", id, err)
-	}
-	return &contract.ExtractReply{TranscriptID: id, Status: contract.ExtractQueued, Duplicate: ack.Duplicate, Seq: ack.Sequence}, nil
-}
-
 func (w *Worker) extract(ctx context.Context, m *bus.Message) error {
-	st, t, err := DecodeStored(m.Data)
+	st, t, err := transcript.DecodeStored(m.Data)
 	if err != nil {
 		return bus.Permanent(err)
 	}
@@ -187,29 +139,13 @@ func (w *Worker) recordDone(ctx context.Context, done *contract.Extraction) erro
 	return nil
 }
 
-// DecodeStored decodes a KH_TRANSCRIPTS payload.
-func DecodeStored(data []byte) (*contract.StoredTranscript, *Transcript, error) {
-	var st contract.StoredTranscript
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, nil, fmt.Errorf("decode stored transcript: %w", err)
-	}
-	if st.Schema > contract.SchemaVersion || st.ID == "" {
-		return nil, nil, fmt.Errorf("stored transcript has schema %d and id %q", st.Schema, st.ID)
-	}
-	var t Transcript
-	if err := json.Unmarshal(st.Transcript, &t); err != nil {
-		return nil, nil, fmt.Errorf("decode transcript %s: %w", st.ID, err)
-	}
-	return &st, &t, nil
-}
-
 var scopeValue = regexp.MustCompile(`[^A-Za-z0-9_.@/-]+`)
 
 // ScopeRequest gives an extracted entry its audience: the scopes the API
 // edge gave the transcript (its sender's), else the agent whose transcript
 // it came from (scope agent:<id>), or everyone when the transcript names
 // no agent.
-func ScopeRequest(r kb.SaveRequest, t *Transcript) kb.SaveRequest {
+func ScopeRequest(r kb.SaveRequest, t *transcript.Transcript) kb.SaveRequest {
 	if len(t.Scopes) > 0 {
 		r.Scopes = slices.Clone(t.Scopes)
 	} else if v := scopeValue.ReplaceAllString(t.AgentID, "-"); v != "" && v != "-" {

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/transcript"
 )
 
 // Defaults and limits of the LLM extractor.
@@ -50,7 +51,7 @@ type LLMConfig struct {
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// Privacy is the mode the transcript is sanitized in again before it
 	// is sent, and the reply after; empty means Strict.
-	Privacy PrivacyMode `json:"privacy_mode,omitempty"`
+	Privacy transcript.PrivacyMode `json:"privacy_mode,omitempty"`
 	// MaxInputBytes bounds the transcript as sent; zero means
 	// DefaultLLMMaxInputBytes. Long parts are cut in the middle, and the
 	// oldest turns after the first are left out.
@@ -84,7 +85,7 @@ func (c LLMConfig) Validate() error {
 	if c.MaxInputBytes < 0 {
 		errs = append(errs, fmt.Errorf("max_input_bytes: %d is negative", c.MaxInputBytes))
 	}
-	if _, err := ParsePrivacyMode(string(c.Privacy)); err != nil {
+	if _, err := transcript.ParsePrivacyMode(string(c.Privacy)); err != nil {
 		errs = append(errs, fmt.Errorf("privacy_mode: %w", err))
 	}
 	return errors.Join(errs...)
@@ -98,15 +99,15 @@ func (c LLMConfig) Validate() error {
 // safe for concurrent use.
 type LLM struct {
 	cfg    LLMConfig
-	mode   PrivacyMode
+	mode   transcript.PrivacyMode
 	url    string
 	client *http.Client
-	san    *Sanitizer
+	san    *transcript.Sanitizer
 }
 
 // NewLLM returns an LLM extractor; call cfg.Validate first. It panics if
 // san is nil: the extractor must never send unsanitized input.
-func NewLLM(cfg LLMConfig, san *Sanitizer) *LLM {
+func NewLLM(cfg LLMConfig, san *transcript.Sanitizer) *LLM {
 	if san == nil {
 		panic("extractor: NewLLM needs a sanitizer")
 	}
@@ -120,9 +121,9 @@ func NewLLM(cfg LLMConfig, san *Sanitizer) *LLM {
 	if client == nil {
 		client = &http.Client{Timeout: cfg.Timeout}
 	}
-	mode, err := ParsePrivacyMode(string(cfg.Privacy))
+	mode, err := transcript.ParsePrivacyMode(string(cfg.Privacy))
 	if err != nil {
-		mode = Strict
+		mode = transcript.Strict
 	}
 	return &LLM{
 		cfg:    cfg,
@@ -190,7 +191,7 @@ Return at most ` + strconv.Itoa(max) + ` entries, the best first. If nothing is 
 // entries of its reply that pass the checks, at most max. A reply that is
 // not the JSON asked for is an error; entries with unknown types only, or
 // with an empty or over-long task or content, are dropped.
-func (l *LLM) Extract(ctx context.Context, t *Transcript, max int) ([]Candidate, error) {
+func (l *LLM) Extract(ctx context.Context, t *transcript.Transcript, max int) ([]Candidate, error) {
 	if max <= 0 {
 		max = DefaultMaxEntries
 	}
@@ -235,7 +236,7 @@ func (l *LLM) Extract(ctx context.Context, t *Transcript, max int) ([]Candidate,
 		return nil, fmt.Errorf("read chat completion: %w", err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("chat completion: HTTP %d: %s", resp.StatusCode, clip(l.san.Text(string(reply), Strict), 200))
+		return nil, fmt.Errorf("chat completion: HTTP %d: %s", resp.StatusCode, clip(l.san.Text(string(reply), transcript.Strict), 200))
 	}
 	if len(reply) > MaxReplyBytes {
 		return nil, fmt.Errorf("chat completion: reply over %d bytes", MaxReplyBytes)
@@ -250,7 +251,7 @@ func (l *LLM) Extract(ctx context.Context, t *Transcript, max int) ([]Candidate,
 	msg := r.Choices[0].Message
 	if msg.Content == nil || strings.TrimSpace(*msg.Content) == "" {
 		if msg.Refusal != "" {
-			return nil, fmt.Errorf("chat completion: model refused: %s", clip(l.san.Text(msg.Refusal, Strict), 200))
+			return nil, fmt.Errorf("chat completion: model refused: %s", clip(l.san.Text(msg.Refusal, transcript.Strict), 200))
 		}
 		return nil, errors.New("chat completion: empty content")
 	}
@@ -419,20 +420,20 @@ const (
 // reads: one turn per part, long parts cut in the middle, and, over
 // budget bytes, the first turn and as many of the last turns as fit.
 // Being JSON, the transcript cannot fake the end of its own text.
-func renderTranscript(t *Transcript, budget int) (string, error) {
+func renderTranscript(t *transcript.Transcript, budget int) (string, error) {
 	var turns []turn
 	for _, m := range t.Messages {
 		for _, p := range m.Content {
 			switch p.Type {
-			case PartText:
+			case transcript.PartText:
 				turns = append(turns, turn{Role: m.Role, Text: cutMiddle(p.Text, maxTurnText)})
-			case PartToolCall:
+			case transcript.PartToolCall:
 				in := p.Input
 				if len(in) > maxTurnInput {
 					in, _ = json.Marshal(cutMiddle(string(in), maxTurnInput))
 				}
 				turns = append(turns, turn{Role: "tool_call", Tool: p.Name, Input: in})
-			case PartToolResult:
+			case transcript.PartToolResult:
 				turns = append(turns, turn{Role: "tool_result", Tool: p.Name, Output: cutMiddle(p.Output, maxTurnOutput), Error: p.IsError})
 			}
 		}

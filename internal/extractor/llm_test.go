@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/transcript"
 )
 
 // chatServer is a local chat-completions endpoint. reply returns the
@@ -260,7 +261,7 @@ func TestLLMTimeout(t *testing.T) {
 
 func TestLLMSkipsEmptyTranscript(t *testing.T) {
 	s := newChatServer(t, replyWith(`{"entries":[{"task":"x","content":"y","types":["tool"]}]}`))
-	tr := &Transcript{Trigger: TriggerAgentEnd, Messages: []Message{{Role: RoleSystem, Content: []Part{{Type: PartText, Text: "prompt"}}}}}
+	tr := &transcript.Transcript{Trigger: transcript.TriggerAgentEnd, Messages: []transcript.Message{{Role: transcript.RoleSystem, Content: []transcript.Part{{Type: transcript.PartText, Text: "prompt"}}}}}
 	got, err := newTestLLM(t, s, "").Extract(context.Background(), tr, 3)
 	if err != nil || got != nil {
 		t.Errorf("Extract = %v, %v; want nothing", got, err)
@@ -297,14 +298,14 @@ func TestLLMConfigValidate(t *testing.T) {
 }
 
 func TestRenderTranscriptBudget(t *testing.T) {
-	tr := &Transcript{Trigger: TriggerAgentEnd}
-	tr.Messages = append(tr.Messages, Message{Role: RoleUser, Content: []Part{{Type: PartText, Text: "the first request"}}})
+	tr := &transcript.Transcript{Trigger: transcript.TriggerAgentEnd}
+	tr.Messages = append(tr.Messages, transcript.Message{Role: transcript.RoleUser, Content: []transcript.Part{{Type: transcript.PartText, Text: "the first request"}}})
 	for range 200 {
 		tr.Messages = append(tr.Messages,
-			Message{Role: RoleAssistant, Content: []Part{{Type: PartToolCall, Name: "exec", Input: json.RawMessage(`{"command":"make"}`)}}},
-			Message{Role: RoleTool, Content: []Part{{Type: PartToolResult, Output: strings.Repeat("log line\n", 400)}}})
+			transcript.Message{Role: transcript.RoleAssistant, Content: []transcript.Part{{Type: transcript.PartToolCall, Name: "exec", Input: json.RawMessage(`{"command":"make"}`)}}},
+			transcript.Message{Role: transcript.RoleTool, Content: []transcript.Part{{Type: transcript.PartToolResult, Output: strings.Repeat("log line\n", 400)}}})
 	}
-	tr.Messages = append(tr.Messages, Message{Role: RoleUser, Content: []Part{{Type: PartText, Text: "the last word"}}})
+	tr.Messages = append(tr.Messages, transcript.Message{Role: transcript.RoleUser, Content: []transcript.Part{{Type: transcript.PartText, Text: "the last word"}}})
 	out, err := renderTranscript(tr, 8<<10)
 	if err != nil {
 		t.Fatal(err)

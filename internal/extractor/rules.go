@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/transcript"
 )
 
 // Rules is the built-in, offline extractor. It reads a sanitized
@@ -94,7 +95,7 @@ type found struct {
 // Extract applies the rules to a sanitized transcript and returns at most
 // max candidates (DefaultMaxEntries if max is not positive), highest score
 // first.
-func (r *Rules) Extract(ctx context.Context, t *Transcript, max int) ([]Candidate, error) {
+func (r *Rules) Extract(ctx context.Context, t *transcript.Transcript, max int) ([]Candidate, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -160,18 +161,18 @@ type session struct {
 
 // newSession lays out a transcript: text turns and tool calls in order,
 // each call paired with its result by id, or else with the next result.
-func newSession(t *Transcript) *session {
+func newSession(t *transcript.Transcript) *session {
 	s := &session{}
 	byID := map[string]*step{}
 	var pending []*step
 	for i, m := range t.Messages {
 		for _, p := range m.Content {
 			switch p.Type {
-			case PartText:
-				if (m.Role == RoleUser || m.Role == RoleAssistant) && strings.TrimSpace(p.Text) != "" {
+			case transcript.PartText:
+				if (m.Role == transcript.RoleUser || m.Role == transcript.RoleAssistant) && strings.TrimSpace(p.Text) != "" {
 					s.events = append(s.events, event{msg: i, role: m.Role, text: p.Text})
 				}
-			case PartToolCall:
+			case transcript.PartToolCall:
 				st := &step{pos: len(s.events), msg: i, resMsg: i, name: p.Name}
 				_ = json.Unmarshal(p.Input, &st.input)
 				if line := shellLine(p.Name, st.input); line != "" {
@@ -187,7 +188,7 @@ func newSession(t *Transcript) *session {
 				if p.ID != "" {
 					byID[p.ID] = st
 				}
-			case PartToolResult:
+			case transcript.PartToolResult:
 				st := byID[p.ID]
 				if st == nil || st.done {
 					st = nil
@@ -280,7 +281,7 @@ var subordinateRE = regexp.MustCompile(`(?i)^((?:when|whenever|before|after|if)\
 func (s *session) remembered() []found {
 	var out []found
 	for k, e := range s.events {
-		if e.role != RoleUser || e.step != nil {
+		if e.role != transcript.RoleUser || e.step != nil {
 			continue
 		}
 		for _, sent := range sentences(e.text) {
@@ -378,7 +379,7 @@ func notProhibition(w string) bool {
 func (s *session) preferences() []found {
 	var out []found
 	for k, e := range s.events {
-		if e.role != RoleUser || e.step != nil {
+		if e.role != transcript.RoleUser || e.step != nil {
 			continue
 		}
 		corrects := correctionRE.MatchString(e.text)
@@ -449,7 +450,7 @@ func (s *session) preferences() []found {
 func (s *session) lastCommand(k int) *command {
 	for i := k - 1; i >= 0; i-- {
 		e := s.events[i]
-		if e.step == nil && e.role == RoleUser {
+		if e.step == nil && e.role == transcript.RoleUser {
 			return nil
 		}
 		if e.step != nil && e.step.cmd != nil {
@@ -567,7 +568,7 @@ func (s *session) explanation(from, to int, keys []string) string {
 	var picked []string
 	size := 0
 	for _, e := range s.events[from:to] {
-		if e.step != nil || e.role != RoleAssistant {
+		if e.step != nil || e.role != transcript.RoleAssistant {
 			continue
 		}
 		for _, sent := range sentences(e.text) {
@@ -769,7 +770,7 @@ func (s *session) plan(k int, intro string, items []string) (Candidate, bool) {
 			if e.step.cmd != nil {
 				lastShell = e.step
 			}
-		case e.role == RoleAssistant:
+		case e.role == transcript.RoleAssistant:
 			finalText = e.text
 		}
 	}
@@ -839,7 +840,7 @@ func (s *session) request(k int, intro string) string {
 	}
 	for i := k; i >= 0; i-- {
 		e := s.events[i]
-		if e.step == nil && e.role == RoleUser {
+		if e.step == nil && e.role == transcript.RoleUser {
 			text := e.text
 			if i == k {
 				text = intro
@@ -880,7 +881,7 @@ var confirmRE = regexp.MustCompile(`(?i)^\W*(?:perfect|great|awesome|excellent|e
 func (s *session) confirmed(used map[*step]bool) []found {
 	var out []found
 	for k, e := range s.events {
-		if e.step != nil || e.role != RoleUser {
+		if e.step != nil || e.role != transcript.RoleUser {
 			continue
 		}
 		first := sentences(e.text)
@@ -891,7 +892,7 @@ func (s *session) confirmed(used map[*step]bool) []found {
 		req, messy := -1, false
 		for i := k - 1; i >= 0; i-- {
 			p := s.events[i]
-			if p.step == nil && p.role == RoleUser {
+			if p.step == nil && p.role == transcript.RoleUser {
 				req = i
 				break
 			}

@@ -7,24 +7,30 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/knowhub/knowhub/internal/transcript"
 )
 
 // script builds a transcript turn by turn.
 type script struct {
-	t *Transcript
+	t *transcript.Transcript
 	n int
 }
 
-func newScript() *script { return &script{t: &Transcript{Trigger: TriggerAgentEnd, SessionKey: "s"}} }
+func newScript() *script {
+	return &script{t: &transcript.Transcript{Trigger: transcript.TriggerAgentEnd, SessionKey: "s"}}
+}
 
-func (s *script) add(role string, parts ...Part) *script {
-	s.t.Messages = append(s.t.Messages, Message{Role: role, Content: parts})
+func (s *script) add(role string, parts ...transcript.Part) *script {
+	s.t.Messages = append(s.t.Messages, transcript.Message{Role: role, Content: parts})
 	return s
 }
 
-func (s *script) user(text string) *script { return s.add(RoleUser, Part{Type: PartText, Text: text}) }
+func (s *script) user(text string) *script {
+	return s.add(transcript.RoleUser, transcript.Part{Type: transcript.PartText, Text: text})
+}
 func (s *script) say(text string) *script {
-	return s.add(RoleAssistant, Part{Type: PartText, Text: text})
+	return s.add(transcript.RoleAssistant, transcript.Part{Type: transcript.PartText, Text: text})
 }
 
 // tool adds a call of a tool with input and its result.
@@ -32,8 +38,8 @@ func (s *script) tool(name string, input any, output string, isError bool) *scri
 	s.n++
 	id := fmt.Sprintf("c%d", s.n)
 	in, _ := json.Marshal(input)
-	s.add(RoleAssistant, Part{Type: PartToolCall, Name: name, ID: id, Input: in})
-	return s.add(RoleTool, Part{Type: PartToolResult, ID: id, Name: name, Output: output, IsError: isError})
+	s.add(transcript.RoleAssistant, transcript.Part{Type: transcript.PartToolCall, Name: name, ID: id, Input: in})
+	return s.add(transcript.RoleTool, transcript.Part{Type: transcript.PartToolResult, ID: id, Name: name, Output: output, IsError: isError})
 }
 
 // ok and fail add a shell command that succeeded or failed with output.
@@ -205,7 +211,7 @@ func TestRulesNeverQuoteSecrets(t *testing.T) {
 		user("remember that the deploy token is "+fakeGitHubPAT+" and ops mail is ops@example.com").
 		fail("curl -H 'Authorization: Bearer "+fakeBearer+"' https://api.example.com/v1/deploy", "curl: (6) Could not resolve host: api.example.com").
 		ok("curl --resolve api.example.com:443:10.0.0.7 -H 'Authorization: Bearer "+fakeBearer+"' https://api.example.com/v1/deploy", `{"ok":true}`)
-	got, err := NewRules().Extract(context.Background(), san.Transcript(s.t, Strict), 5)
+	got, err := NewRules().Extract(context.Background(), san.Transcript(s.t, transcript.Strict), 5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,32 +12,43 @@ import (
 	"testing"
 
 	"github.com/knowhub/knowhub/internal/redact"
+	"github.com/knowhub/knowhub/internal/transcript"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.expected.json from the rules' output")
 
 // newTestSanitizer returns a sanitizer with the shared redactor.
-func newTestSanitizer(t testing.TB) *Sanitizer {
+func newTestSanitizer(t testing.TB) *transcript.Sanitizer {
 	t.Helper()
 	red, err := redact.New(nil)
 	if err != nil {
 		t.Fatalf("redact.New: %v", err)
 	}
-	return NewSanitizer(red)
+	return transcript.NewSanitizer(red)
+}
+
+// newTestIntake returns an intake with cfg and the shared redactor.
+func newTestIntake(t testing.TB, cfg transcript.Config) *transcript.Intake {
+	t.Helper()
+	in, err := transcript.NewIntake(cfg, newTestSanitizer(t))
+	if err != nil {
+		t.Fatalf("NewIntake: %v", err)
+	}
+	return in
 }
 
 // loadTranscript parses and sanitizes (strict) a testdata transcript.
-func loadTranscript(t testing.TB, san *Sanitizer, name string) *Transcript {
+func loadTranscript(t testing.TB, san *transcript.Sanitizer, name string) *transcript.Transcript {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("testdata", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := Parse(data, Limits{})
+	tr, err := transcript.Parse(data, transcript.Limits{})
 	if err != nil {
 		t.Fatalf("Parse %s: %v", name, err)
 	}
-	return san.Transcript(tr, Strict)
+	return san.Transcript(tr, transcript.Strict)
 }
 
 // TestRulesGolden runs the rules over every transcript in testdata and

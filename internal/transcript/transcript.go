@@ -1,4 +1,10 @@
-package extractor
+// Package transcript is transcript intake: it parses the payloads agent
+// runtimes send (OpenClaw, Anthropic and OpenAI message shapes), rejects
+// malformed or oversize ones so that nothing is stored, sanitizes them
+// (system messages dropped; secrets always, personal data in strict mode)
+// and stores only the sanitized transcript in KH_TRANSCRIPTS. Package
+// extractor reads them from there.
+package transcript
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package extractor
+package transcript
 
 import (
 	"encoding/json"
