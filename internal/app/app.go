@@ -141,6 +141,7 @@ type Node struct {
 	js       jetstream.JetStream
 	stages   Stages
 	services []Service
+	an       *analysis.Analyzer
 
 	Watcher *watcher.Watcher
 	Query   *query.Replica
@@ -155,6 +156,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 	n := &Node{cfg: cfg, log: log, nc: nc, js: js, stages: stages}
 	// One analyzer, and its cache of stemmed words, for every stage here.
 	an := analysis.New()
+	n.an = an
 	red, err := NewRedactor(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("redactor: %w", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/indexer"
+	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/watcher"
 )
 
@@ -113,8 +114,8 @@ func deadLettered(ctx context.Context, js jetstream.JetStream) (map[uint64]bool,
 // checkIntegrity waits for the pipeline to catch up, then checks that the
 // index holds a document for every file of KH_FILES. When it does not (a
 // damaged store lost entries) or the store cannot be read, it says so in
-// the log, in stats and in /readyz, and rebuilds the index by replaying
-// KH_FILES, as `knowhub reindex` does.
+// the log, in stats and in /readyz, and rebuilds the index from the
+// streams it is derived from (KH_FILES, KH_TOOLS, KH_KNOWLEDGE).
 func (n *Node) checkIntegrity(ctx context.Context) {
 	if err := WaitCaughtUp(ctx, n.js, n.Query.Engine().Revision); err != nil {
 		return
@@ -129,13 +130,21 @@ func (n *Node) checkIntegrity(ctx context.Context) {
 	}
 	n.log.Error("the index does not match KH_FILES; rebuilding it from KH_FILES", "missing", len(missing), "err", err)
 	n.Query.SetIntegrity(problem)
-	// A damaged store's own index of subjects no longer matches its
-	// messages; purging the documents resets it, and the replay writes
-	// every one again.
-	err = purgeDocs(ctx, n.js)
+	// A damaged store loses even the writes made after the damage; a
+	// purge of the whole bucket starts it afresh, and the replays write
+	// every document again from the streams that own them: files, tools
+	// and knowledge.
+	err = purgeIndex(ctx, n.js)
 	var res watcher.ReplayResult
+	var tools, entries int
 	if err == nil {
 		res, err = watcher.Replay(ctx, n.js)
+	}
+	if err == nil {
+		tools, err = indexer.ReplayTools(ctx, n.js, n.an)
+	}
+	if err == nil {
+		entries, err = indexer.ReplayKB(ctx, n.js, kb.Folder{})
 	}
 	if err == nil {
 		err = WaitCaughtUp(ctx, n.js, n.Query.Engine().Revision)
@@ -153,17 +162,17 @@ func (n *Node) checkIntegrity(ctx context.Context) {
 		return
 	}
 	n.Query.SetIntegrity("")
-	n.log.Info("index rebuilt from KH_FILES", "files", res.Files, "tombstones", res.Tombstones)
+	n.log.Info("index rebuilt", "files", res.Files, "tombstones", res.Tombstones, "tools", tools, "knowledge", entries)
 }
 
-// purgeDocs removes every docs-collection document from KH_INDEX's stream.
-func purgeDocs(ctx context.Context, js jetstream.JetStream) error {
+// purgeIndex removes every document from KH_INDEX's stream.
+func purgeIndex(ctx context.Context, js jetstream.JetStream) error {
 	s, err := js.Stream(ctx, "KV_"+contract.BucketIndex)
 	if err != nil {
 		return fmt.Errorf("stream of %s: %w", contract.BucketIndex, err)
 	}
-	if err := s.Purge(ctx, jetstream.WithPurgeSubject("$KV."+contract.BucketIndex+"."+contract.CollectionDocs+".>")); err != nil {
-		return fmt.Errorf("purge the documents of %s: %w", contract.BucketIndex, err)
+	if err := s.Purge(ctx); err != nil {
+		return fmt.Errorf("purge %s: %w", contract.BucketIndex, err)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/natstest"
 )
 
@@ -33,6 +34,18 @@ func TestDamagedIndexStoreIsDetected(t *testing.T) {
 	srv := startStore(t, store)
 	first := runNode(t, srv, cfg)
 	ctx := context.Background()
+	upsertTools(t, srv.NC, contract.Tool{Name: "weather_lookup", Description: "Current weather and forecast for a city", Type: contract.ToolCore})
+	var saved kb.SaveResponse
+	if err := call(t, srv.NC, contract.SubjectKBSave, kb.SaveRequest{Task: "rotate the staging certificates",
+		Content: "Run certbot renew on the staging proxy before Friday.", Types: []string{"usecase"}, Score: 4}, &saved); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 10*time.Second, "the tool and the entry indexed", func() bool {
+		return first.Query.Engine().WaitApplied(ctx, contract.CollectionKB, saved.Seq) && first.Query.Engine().Revision() > 0
+	})
+	if err := WaitCaughtUp(ctx, srv.JS, first.Query.Engine().Revision); err != nil {
+		t.Fatal(err)
+	}
 	if missing, err := MissingDocs(ctx, srv.JS); err != nil || len(missing) != 0 {
 		t.Fatalf("healthy store: missing %v, %v", missing, err)
 	}
@@ -62,6 +75,35 @@ func TestDamagedIndexStoreIsDetected(t *testing.T) {
 	natstest.WaitFor(t, 10*time.Second, "the damage reported", func() bool {
 		return strings.Contains(node.Query.Integrity(), "index store damaged")
 	})
+	// It heals itself: the index is rebuilt from KH_FILES, every page is
+	// searchable again and the problem is cleared.
+	natstest.WaitFor(t, 60*time.Second, "the index rebuilt", func() bool {
+		return node.Query.Integrity() == ""
+	})
+	if missing, err := MissingDocs(ctx, srv.JS); err != nil || len(missing) != 0 {
+		t.Fatalf("after the rebuild: missing %v, %v", missing, err)
+	}
+	tools, err := node.Query.Engine().SearchTools(contract.ToolSearchRequest{Query: "weather forecast"})
+	if err != nil || len(tools.Hits) == 0 || tools.Hits[0].Name != "weather_lookup" {
+		t.Errorf("after the rebuild, tool search: %+v, %v", tools, err)
+	}
+	entries, err := node.Query.Engine().SearchKB(kb.SearchRequest{Query: "staging certificates", AllScopes: true})
+	if err != nil || len(entries.Hits) == 0 || entries.Hits[0].ID != saved.ID {
+		t.Errorf("after the rebuild, knowledge search: %+v, %v", entries, err)
+	}
+	for i := range 30 {
+		resp, err := node.Query.Engine().SearchDocs(contract.SearchRequest{Query: fmt.Sprintf("page %d", i), TopK: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, h := range resp.Hits {
+			found = found || h.Path == fmt.Sprintf("p%02d.md", i)
+		}
+		if !found {
+			t.Errorf("after the rebuild, p%02d.md is not found", i)
+		}
+	}
 }
 
 // startStore starts a server on store with a connection, the topology

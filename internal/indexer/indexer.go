@@ -127,20 +127,7 @@ func (w *Worker) handleTool(ctx context.Context, m *bus.Message) error {
 	if want := contract.ToolSubject(ev.Name); ev.Name == "" || want != m.Subject {
 		return bus.Permanent(fmt.Errorf("tool event for %q arrived on %s, want %s", ev.Name, m.Subject, want))
 	}
-	var doc *contract.IndexDoc
-	if ev.Deleted {
-		doc = &contract.IndexDoc{Schema: contract.SchemaVersion, Analyzer: analysis.Version, Collection: contract.CollectionTools,
-			Path: ev.Name, SourceSeq: m.Seq, Deleted: true}
-	} else {
-		if ev.Tool == nil || ev.Tool.Name != ev.Name {
-			return bus.Permanent(fmt.Errorf("tool event for %q carries no matching descriptor", ev.Name))
-		}
-		if err := catalog.Validate([]contract.Tool{*ev.Tool}); err != nil {
-			return bus.Permanent(err)
-		}
-		doc = catalog.BuildDoc(ev.Tool, m.Seq, w.an)
-	}
-	val, err := contract.EncodeIndexDoc(doc)
+	val, err := toolDoc(&ev, m.Seq, w.an)
 	if err != nil {
 		return bus.Permanent(err)
 	}
@@ -148,6 +135,25 @@ func (w *Worker) handleTool(ctx context.Context, m *bus.Message) error {
 		return fmt.Errorf("write tool %q: %w", ev.Name, err)
 	}
 	return nil
+}
+
+// toolDoc returns the encoded index document of a tool event at
+// KH_TOOLS sequence seq; an error means the event can never be indexed.
+func toolDoc(ev *contract.ToolEvent, seq uint64, an *analysis.Analyzer) ([]byte, error) {
+	var doc *contract.IndexDoc
+	if ev.Deleted {
+		doc = &contract.IndexDoc{Schema: contract.SchemaVersion, Analyzer: analysis.Version, Collection: contract.CollectionTools,
+			Path: ev.Name, SourceSeq: seq, Deleted: true}
+	} else {
+		if ev.Tool == nil || ev.Tool.Name != ev.Name {
+			return nil, fmt.Errorf("tool event for %q carries no matching descriptor", ev.Name)
+		}
+		if err := catalog.Validate([]contract.Tool{*ev.Tool}); err != nil {
+			return nil, err
+		}
+		doc = catalog.BuildDoc(ev.Tool, seq, an)
+	}
+	return contract.EncodeIndexDoc(doc)
 }
 
 func (w *Worker) handle(ctx context.Context, m *bus.Message) error {

@@ -84,3 +84,51 @@ func ReplayKB(ctx context.Context, js jetstream.JetStream, f kb.Folder) (int, er
 	}
 	return len(entries), nil
 }
+
+// ReplayTools rewrites the KH_INDEX document of every tool from KH_TOOLS
+// (the last event of each tool), as the indexer writes it, by
+// compare-and-set on the event's sequence. Events that can never be
+// indexed are skipped, as the live indexer dead-letters them. It returns
+// the number of documents written.
+func ReplayTools(ctx context.Context, js jetstream.JetStream, an *analysis.Analyzer) (int, error) {
+	stream, err := js.Stream(ctx, contract.StreamTools)
+	if err != nil {
+		return 0, err
+	}
+	info, err := stream.Info(ctx)
+	if err != nil || info.State.Msgs == 0 {
+		return 0, err
+	}
+	kv, err := js.KeyValue(ctx, contract.BucketIndex)
+	if err != nil {
+		return 0, err
+	}
+	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for {
+		msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			return n, fmt.Errorf("read %s: %w", contract.StreamTools, err)
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			return n, err
+		}
+		var ev contract.ToolEvent
+		if json.Unmarshal(msg.Data(), &ev) == nil && ev.Schema <= contract.SchemaVersion && ev.Name != "" &&
+			contract.ToolSubject(ev.Name) == msg.Subject() {
+			if val, err := toolDoc(&ev, md.Sequence.Stream, an); err == nil {
+				if _, err := Write(ctx, kv, contract.ToolIndexKey(ev.Name), md.Sequence.Stream, val); err != nil {
+					return n, fmt.Errorf("write tool %q: %w", ev.Name, err)
+				}
+				n++
+			}
+		}
+		if md.Sequence.Stream >= info.State.LastSeq || md.NumPending == 0 {
+			return n, nil
+		}
+	}
+}
