@@ -274,7 +274,7 @@ var fuzzyWeight = [...]float64{1, 0.2, 0.1}
 // grouped under the word they came from, and the set of terms to mark in
 // snippets.
 func (e *Engine) queryTerms(ix *search.Index, q string) ([]search.Term, map[string]bool) {
-	words := e.an.QueryTerms(q)
+	words := e.an.QueryTerms(stripFraming(q))
 	terms := make([]search.Term, 0, len(words))
 	set := make(map[string]bool, len(words))
 	for i, w := range words {
