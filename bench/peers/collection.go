@@ -35,6 +35,7 @@ type collection struct {
 	Pages    int
 	Sections []section
 	Skipped  []string // Markdown files the chunker rejected
+	Strip    []string // front-matter keys cut before chunking
 	Queries  []eval.Query
 	Qrels    eval.Qrels
 }
@@ -81,7 +82,8 @@ func loadCollection(ctx context.Context, cfg Config) (*collection, error) {
 	}
 	if cfg.Markdown != "" {
 		c.Source, c.Markdown = cfg.Markdown, true
-		files, skipped, err := eval.ReadMarkdown(ctx, cfg.Markdown, 0)
+		c.Strip = cfg.StripFrontMatter
+		files, skipped, err := eval.ReadMarkdownWith(ctx, cfg.Markdown, eval.MarkdownOptions{StripFrontMatter: cfg.StripFrontMatter})
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", cfg.Markdown, err)
 		}

@@ -126,7 +126,7 @@ func openKnowhub(ctx context.Context, c *collection, _ Config) (engine, string, 
 	var col *eval.Collection
 	var err error
 	if c.Markdown {
-		col, err = eval.IndexMarkdown(ctx, c.Source, 0)
+		col, err = eval.IndexMarkdownWith(ctx, c.Source, eval.MarkdownOptions{StripFrontMatter: c.Strip})
 	} else {
 		col, err = eval.IndexDocs(ctx, c.Docs, 0)
 	}

@@ -20,6 +20,7 @@
 //	cd bench/peers && npm ci
 //	go run . --markdown DOCS_DIR --queries Q.jsonl --qrels QRELS.tsv
 //	go run . ../../../shared/eval/scifact
+//	go run . --set ../../internal/eval/testdata/docs/summary-en --half dev
 //
 // It is a module of its own so that knowhub does not depend on the
 // peers' libraries. For the same reason it is a command of its own rather
@@ -39,7 +40,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
+
+	"github.com/knowhub/knowhub/internal/eval"
 )
 
 func main() {
@@ -62,6 +66,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.Queries, "queries", "", "queries `file`, JSONL {\"id\", \"text\"} (default DIR/queries.jsonl)")
 	fs.StringVar(&cfg.Qrels, "qrels", "", "judgments `file`, query-id TAB page TAB grade (default DIR/qrels.tsv)")
 	fs.IntVar(&cfg.Limit, "limit", 0, "evaluate only the first `N` judged queries (0: all)")
+	strip := fs.String("strip-front-matter", "", "with --markdown, remove these front-matter `keys` (comma-separated) from every page before chunking")
+	set := fs.String("set", "", "judge one judged docs set `dir` (see internal/eval/testdata/docs): its corpus, stripped keys and one half")
+	half := fs.String("half", eval.Dev, "with --set, the `half` judged: dev or test")
+	corpora := fs.String("corpora", "../../../shared/corpora", "with --set, the `dir` holding the sets' corpora")
 	engines := fs.String("engines", "", "comma-separated `names` of the engines to run (default: knowhub,sqlite-fts5,bleve,minisearch)")
 	fs.StringVar(&cfg.NodeDir, "node-dir", ".", "`dir` holding minisearch.mjs and its node_modules")
 	fs.Usage = func() {
@@ -69,6 +77,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
   go run . DIR                  DIR holds corpus.jsonl, queries.jsonl and qrels.tsv
   go run . --markdown DOCS_DIR --queries Q.jsonl --qrels QRELS.tsv
                                 qrels name pages by their path relative to DOCS_DIR
+  go run . --set SET_DIR --half dev|test
+                                one half of a judged docs set (internal/eval/testdata/docs)
 
 `)
 		fs.PrintDefaults()
@@ -91,6 +101,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		cfg.Dir = pos[0]
 	default:
 		return fmt.Errorf("want one collection DIR, got %q", pos)
+	}
+	if *strip != "" {
+		cfg.StripFrontMatter = strings.Split(*strip, ",")
+	}
+	if *set != "" {
+		if cfg.Dir != "" || cfg.Markdown != "" || cfg.Queries != "" || cfg.Qrels != "" {
+			return errors.New("--set names the corpus, queries and judgments: give no DIR, --markdown, --queries or --qrels with it")
+		}
+		if *half != eval.Dev && *half != eval.Test {
+			return fmt.Errorf("half %q: want %s or %s", *half, eval.Dev, eval.Test)
+		}
+		s, err := eval.LoadSet(*set)
+		if err != nil {
+			return err
+		}
+		cfg.Markdown = filepath.Join(*corpora, s.Corpus)
+		cfg.Queries = filepath.Join(s.Dir, *half, "queries.jsonl")
+		cfg.Qrels = filepath.Join(s.Dir, *half, "qrels.tsv")
+		cfg.StripFrontMatter = append(cfg.StripFrontMatter, s.StripFrontMatter...)
 	}
 	if *engines != "" {
 		cfg.Engines = strings.Split(*engines, ",")

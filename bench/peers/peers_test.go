@@ -332,3 +332,52 @@ func TestCommandLine(t *testing.T) {
 		t.Errorf("two folders: err = %v", err)
 	}
 }
+
+// --set judges one half of a judged docs set on its corpus, with the
+// set's front-matter keys cut from every page for every engine.
+func TestCommandLineSet(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, text string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("corpora/zoo/a.md", "---\nsummary: Quokka habitats\n---\n\n# Marsupials\n\nKangaroos hop across the plains.\n")
+	write("corpora/zoo/b.md", "# Birds\n\nEmus run; kangaroos are not birds.\n")
+	// One query in each half: "quokka" is only in a.md's summary, which
+	// the set strips; "kangaroos hop" is in a.md's body.
+	ids := map[string]string{}
+	for i := 0; len(ids) < 2; i++ {
+		id := "q" + strings.Repeat("x", i)
+		if _, ok := ids[eval.Half(id)]; !ok {
+			ids[eval.Half(id)] = id
+		}
+	}
+	write("sets/zoo/set.json", `{"corpus": "zoo", "strip_front_matter": ["summary"]}`)
+	write("sets/zoo/dev/queries.jsonl", `{"id": "`+ids[eval.Dev]+`", "text": "quokka"}`+"\n")
+	write("sets/zoo/dev/qrels.tsv", ids[eval.Dev]+"\ta.md\t1\n")
+	write("sets/zoo/test/queries.jsonl", `{"id": "`+ids[eval.Test]+`", "text": "kangaroos hop"}`+"\n")
+	write("sets/zoo/test/qrels.tsv", ids[eval.Test]+"\ta.md\t1\n")
+	set, corpora := filepath.Join(root, "sets/zoo"), filepath.Join(root, "corpora")
+	for half, want := range map[string]string{eval.Dev: "| knowhub | 1 | 0 (0.000) |", eval.Test: "| knowhub | 1 | 1 (1.000) |"} {
+		var out, errs bytes.Buffer
+		if err := run(context.Background(), []string{"--set", set, "--half", half, "--corpora", corpora, "--engines", "knowhub,sqlite-fts5"}, &out, &errs); err != nil {
+			t.Fatal(err, errs.String())
+		}
+		if !strings.Contains(out.String(), want) || !strings.Contains(out.String(), strings.Replace(want, "knowhub", "sqlite-fts5", 1)) {
+			t.Errorf("%s half: output lacks %q for both engines:\n%s", half, want, out.String())
+		}
+	}
+	var out, errs bytes.Buffer
+	if err := run(context.Background(), []string{"--set", set, "--half", "both", "--corpora", corpora}, &out, &errs); err == nil || !strings.Contains(err.Error(), "want dev or test") {
+		t.Errorf("half both: err = %v", err)
+	}
+	if err := run(context.Background(), []string{"--set", set, "testdata/beir"}, &out, &errs); err == nil || !strings.Contains(err.Error(), "give no DIR") {
+		t.Errorf("--set with a DIR: err = %v", err)
+	}
+}

@@ -22,6 +22,9 @@ type Config struct {
 	// knowhub's chunker; Queries and Qrels are then required, the qrels
 	// naming pages by their path relative to Markdown.
 	Markdown, Queries, Qrels string
+	// StripFrontMatter names front-matter keys cut from every Markdown
+	// page before it is chunked, for every engine (eval.StripFrontMatter).
+	StripFrontMatter []string
 	// Limit evaluates only the first Limit judged queries (0: all).
 	Limit int
 	// Engines names the engines to run, in the table's order (empty: all).

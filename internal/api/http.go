@@ -157,6 +157,7 @@ func (s *Service) httpSearchDocs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("content must be 1, true, 0 or false, not %q", v))
 		return
 	}
+	req.Group = q.Get("group")
 	for _, r := range q["repo"] {
 		for _, name := range strings.Split(r, ",") {
 			if name = strings.TrimSpace(name); name != "" {

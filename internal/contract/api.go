@@ -19,7 +19,17 @@ type SearchRequest struct {
 	// Content returns each hit's section text, bounded per hit
 	// (MaxHitContentBytes) and per reply (MaxReplyContentBytes).
 	Content bool `json:"content,omitempty"`
+	// Group is what a hit is: GroupSections (the default, "") ranks
+	// sections, several of one page among them; GroupPages keeps each
+	// page's best section only, so that the hits are distinct pages.
+	Group string `json:"group,omitempty"`
 }
+
+// The values of SearchRequest.Group.
+const (
+	GroupSections = "sections"
+	GroupPages    = "pages"
+)
 
 // Bounds on the section text of a search reply with Content set: a longer
 // section is cut at a word boundary and ends with an ellipsis; once a

@@ -274,7 +274,7 @@ var fuzzyWeight = [...]float64{1, 0.2, 0.1}
 // grouped under the word they came from, and the set of terms to mark in
 // snippets.
 func (e *Engine) queryTerms(ix *search.Index, q string) ([]search.Term, map[string]bool) {
-	words := e.an.QueryTerms(q)
+	words := e.an.QueryTerms(stripFraming(q))
 	terms := make([]search.Term, 0, len(words))
 	set := make(map[string]bool, len(words))
 	for i, w := range words {
@@ -321,6 +321,9 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	if err != nil {
 		return nil, err
 	}
+	if req.Group != "" && req.Group != contract.GroupSections && req.Group != contract.GroupPages {
+		return nil, badRequest("group %q: want %s or %s", req.Group, contract.GroupSections, contract.GroupPages)
+	}
 	topK := req.TopK
 	switch {
 	case topK <= 0:
@@ -341,6 +344,9 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	// Fetch more than topK so that conflict losers can be replaced, and
 	// more again when phrases will filter the candidates.
 	limit := topK*3 + 10
+	if req.Group == contract.GroupPages {
+		limit = topK*8 + 10 // pages whose sections crowd the list still leave topK distinct ones
+	}
 	pterms := highlight.PhraseTerms(e.an, phrases)
 	if len(pterms) > 0 {
 		limit = max(limit, phraseCandidates)
@@ -354,6 +360,9 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	defer ps.Release()
 	boostProximity(hits, ps)
 	kept, shadowed := Resolve(hits, e.docs)
+	if req.Group == contract.GroupPages {
+		kept = distinctPages(kept)
+	}
 	if len(kept) > topK {
 		kept = kept[:topK]
 	}
@@ -387,6 +396,22 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	}
 	resp.TookMicros = time.Since(start).Microseconds()
 	return resp, nil
+}
+
+// distinctPages keeps the first, best ranked, hit of each page, in order.
+func distinctPages(hits []search.Hit) []search.Hit {
+	type page struct{ repo, path string }
+	seen := make(map[page]bool, len(hits))
+	out := hits[:0]
+	for _, h := range hits {
+		p := page{h.Entry.Source.Repo, h.Entry.Source.Path}
+		if seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, h)
+	}
+	return out
 }
 
 func (e *Engine) hit(h search.Hit, ps *highlight.Matcher, terms map[string]bool) contract.SearchHit {

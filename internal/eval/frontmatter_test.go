@@ -207,3 +207,22 @@ func TestStripSummaryFromCorpora(t *testing.T) {
 		})
 	}
 }
+
+func TestReadMarkdownWithStripsFrontMatter(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "a.md", "---\nsummary: \"Quokka habitats\"\ntitle: \"Marsupials\"\n---\n\n# Intro\n\nKangaroos hop.\n")
+	writeFile(t, dir, "bad.md", "---\nsummary: \"open\ntitle: [a\n---\n\n# Broken\n")
+	files, skipped, err := ReadMarkdownWith(context.Background(), dir, MarkdownOptions{Workers: 1, StripFrontMatter: []string{"summary"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0].Path != "a.md" || len(files[0].Chunks) != 1 {
+		t.Fatalf("files %+v; want a.md with one chunk", files)
+	}
+	if c := files[0].Chunks[0]; c.Summary != "" || c.Title != "Marsupials" {
+		t.Errorf("chunk summary %q title %q; want the summary gone and the title kept", c.Summary, c.Title)
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0], "bad.md") {
+		t.Errorf("skipped %q; want bad.md", skipped)
+	}
+}

@@ -29,6 +29,15 @@ type MarkdownFile struct {
 // Files come in path order; skipped lists the files the chunker rejected,
 // with why. It uses up to workers goroutines (0 means GOMAXPROCS).
 func ReadMarkdown(ctx context.Context, dir string, workers int) (files []MarkdownFile, skipped []string, err error) {
+	return ReadMarkdownWith(ctx, dir, MarkdownOptions{Workers: workers})
+}
+
+// ReadMarkdownWith is ReadMarkdown with IndexMarkdownWith's options: the
+// front-matter keys opts.StripFrontMatter names are cut before chunking,
+// as IndexMarkdownWith cuts them, and a file whose front matter cannot be
+// parsed is listed in skipped.
+func ReadMarkdownWith(ctx context.Context, dir string, opts MarkdownOptions) (files []MarkdownFile, skipped []string, err error) {
+	workers := opts.Workers
 	var paths []string
 	err = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -60,6 +69,12 @@ func ReadMarkdown(ctx context.Context, dir string, workers int) (files []Markdow
 			return err
 		}
 		rel = filepath.ToSlash(rel)
+		if data, err = StripFrontMatter(data, opts.StripFrontMatter); err != nil {
+			mu.Lock()
+			skipped = append(skipped, fmt.Sprintf("strip front matter of %s: %v", rel, err))
+			mu.Unlock()
+			return nil
+		}
 		cs, err := chunker.Split(rel, data, chunker.Options{})
 		if err != nil {
 			mu.Lock()
