@@ -14,7 +14,7 @@ import (
 )
 
 func cmdExtract(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newCommon("extract", stderr)
+	c := newCommon("extract", "extract TRANSCRIPT.json | extract --replay [--since T] [--dry-run] [--json]", stdout, stderr)
 	replay := c.fs.Bool("replay", false, "re-run extraction over the stored transcripts with the current extractor")
 	since := c.fs.String("since", "", "with --replay: only transcripts received since this RFC 3339 time or this long ago (e.g. 24h)")
 	dryRun := c.fs.Bool("dry-run", false, "with --replay: show the entries without saving them")

@@ -11,7 +11,7 @@ import (
 )
 
 func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newCommon("reindex", stderr)
+	c := newCommon("reindex", "reindex [--rescan] [--wait D] [--json]", stdout, stderr)
 	rescan := c.fs.Bool("rescan", false, "re-read every repository of the configuration instead of replaying KH_FILES")
 	wait := c.fs.Duration("wait", 0, "wait up to this long for the pipeline to catch up (0: don't wait)")
 	if _, err := c.parse(args); err != nil {
