@@ -62,6 +62,7 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	expect(`"chunk_id"`, "search", "--json", "--top-k", "1", "fallback")
 	expect("files     1", "stats")
 	expect("1 files and 0 tombstones republished", "reindex", "--wait", "10s")
+	expect(`"caught_up": true`, "reindex", "--wait", "10s", "--json")
 
 	catalog := filepath.Join(t.TempDir(), "tools.json")
 	os.WriteFile(catalog, []byte(`[{"name":"Grep","description":"Search file contents with ripgrep.","type":"core"}]`), 0o644)
