@@ -72,6 +72,12 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 		return strings.Contains(out, "Grep")
 	})
 	expect("1 tools removed", "tools", "rm", "Grep")
+	// Removing a tool that is not (or no longer) in the catalog fails.
+	for _, name := range []string{"Grep", "NoSuchTool"} {
+		if out, code := run(t, url, "tools", "rm", name); code != 1 || !strings.Contains(out, "no tool") || !strings.Contains(out, "code 404") {
+			t.Errorf("tools rm %s: exit %d %q, want exit 1 and a 404", name, code, out)
+		}
+	}
 
 	out := expect("active", "kb", "save", "--task", "ci tests", "--content", "Run vitest with --run in CI; watch mode blocks.", "--types", "tool")
 	id := strings.Fields(out)[0]
