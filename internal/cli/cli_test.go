@@ -96,6 +96,9 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	expect(`"content"`, "kb", "get", id)
 	expect("recorded at sequence", "kb", "helpful", id, "--task", "ci", "--outcome", "green")
 	expect("nothing is quarantined", "kb", "review")
+	if out, code := run(t, url, "kb", "review", "release", id); code != 1 || !strings.Contains(out, "not quarantined") {
+		t.Errorf("release of an active entry: exit %d %q, want exit 1 saying it is not quarantined", code, out)
+	}
 
 	// Usage errors exit 2 with a message.
 	if out, code := run(t, url, "search"); code != 2 || !strings.Contains(out, "missing query") {
