@@ -61,6 +61,10 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	expect("guide.md  § Guide > Fallbacks", "search", "fallback", "model", "chain")
 	expect(`"chunk_id"`, "search", "--json", "--top-k", "1", "fallback")
 	expect("files     1", "stats")
+	expect("guide.md", "search", "--repo", "docs", "fallback")
+	if out, code := run(t, url, "search", "--repo", "nosuch", "fallback"); code != 1 || !strings.Contains(out, `no repository "nosuch"`) {
+		t.Errorf("search an unknown repository: exit %d %q, want exit 1 naming it", code, out)
+	}
 	expect("1 files and 0 tombstones republished", "reindex", "--wait", "10s")
 	expect(`"caught_up": true`, "reindex", "--wait", "10s", "--json")
 
