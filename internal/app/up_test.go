@@ -135,3 +135,22 @@ func TestUpRemovesARepositoryNoLongerConfigured(t *testing.T) {
 		}
 	}
 }
+
+func TestUpWithoutRepositoriesSaysHowToAddOne(t *testing.T) {
+	cfg := testConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.NATS.Listen = "127.0.0.1:-1"
+	cfg.HTTP.Listen = config.HTTPOff
+	var out natstest.LogBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Up(ctx, cfg, testLogger(t), &out, "knowhub") }()
+	natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "indexed 0 files") })
+	if !strings.Contains(out.String(), "repo   none: no documentation is indexed. Name folders (knowhub up DIR ...)") {
+		t.Errorf("output does not say how to add a repository:\n%s", out.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
