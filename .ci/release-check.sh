@@ -26,6 +26,6 @@ for p in ${PLATFORMS:-linux/arm64 darwin/amd64}; do
   echo "ok $os/$arch"
 done
 native="$out/$(go env GOOS)-$(go env GOARCH)/knowhub"
-[ -x "$native" ] || { CGO_ENABLED=0 go build -o "$native" ./cmd/knowhub; }
+[ -x "$native" ] || { mkdir -p "$(dirname "$native")" && go build -o "$native" ./cmd/knowhub; }
 "$native" --version | grep -q '^knowhub ' || { echo "knowhub --version failed"; exit 1; }
 "$native" --version
