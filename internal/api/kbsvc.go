@@ -104,6 +104,9 @@ func (s *Service) UpdateKB(ctx context.Context, req kb.UpdateRequest, scopes []s
 	if !admin && !kb.Visible(cur.Scopes, scopes) {
 		return nil, fmt.Errorf("%w: no entry %s", ErrNotFound, req.ID)
 	}
+	if req.Action == kb.ActionRelease && cur.State != kb.StateQuarantined {
+		return nil, fmt.Errorf("%w: entry %s is %s, not quarantined: there is nothing to release", ErrBadRequest, req.ID, cur.State)
+	}
 	seq, _, err := s.publishKB(ctx, kb.UpdateEvent(&req, time.Now().UTC()), false)
 	if err != nil {
 		return nil, err

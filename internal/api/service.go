@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -229,7 +231,22 @@ func (s *Service) SearchDocs(ctx context.Context, sr contract.SearchRequest) (*c
 	if sr.MinSeq > 0 && !s.waitApplied(ctx, contract.CollectionDocs, sr.MinSeq) {
 		return nil, fmt.Errorf("%w: index has not reached sequence %d within %s", ErrUnavailable, sr.MinSeq, s.cfg.MinSeqWait)
 	}
-	return s.engine.SearchDocs(sr)
+	resp, err := s.engine.SearchDocs(sr)
+	if err != nil || len(sr.Repos) == 0 || resp.Total > 0 {
+		return resp, err
+	}
+	// No hit in the repositories asked for: a name the index does not
+	// hold is a mistake to report, not an empty answer.
+	known := make([]string, 0)
+	for _, r := range s.engine.Stats(true).Repos {
+		known = append(known, r.Repo)
+	}
+	for _, r := range sr.Repos {
+		if !slices.Contains(known, r) {
+			return nil, fmt.Errorf("%w: no repository %q in the index (it holds: %s)", ErrBadRequest, r, strings.Join(known, ", "))
+		}
+	}
+	return resp, nil
 }
 
 // ErrUnavailable marks requests the replica cannot serve yet.

@@ -3,11 +3,13 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knowhub/knowhub/internal/catalog"
 	"github.com/knowhub/knowhub/internal/contract"
@@ -40,6 +42,23 @@ func (s *Service) UpsertTools(ctx context.Context, req contract.ToolsUpsertReque
 func (s *Service) RemoveTools(ctx context.Context, req contract.ToolsRemoveRequest) (*contract.ToolsWriteResponse, error) {
 	if err := catalog.ValidateNames(req.Names); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	// A name that is not in the catalog is an error, and then nothing
+	// is removed.
+	stream, err := s.js.Stream(ctx, contract.StreamTools)
+	if err != nil {
+		return nil, fmt.Errorf("%w: stream %s: %v", ErrUnavailable, contract.StreamTools, err)
+	}
+	for _, n := range req.Names {
+		m, err := stream.GetLastMsgForSubject(ctx, contract.ToolSubject(n))
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+			return nil, fmt.Errorf("%w: no tool %q in the catalog", ErrNotFound, n)
+		case err != nil:
+			return nil, fmt.Errorf("%w: read tool %q: %v", ErrUnavailable, n, err)
+		case m.Header.Get(contract.HeaderOp) == contract.OpDelete:
+			return nil, fmt.Errorf("%w: no tool %q in the catalog (it was removed)", ErrNotFound, n)
+		}
 	}
 	events := make([]contract.ToolEvent, len(req.Names))
 	for i, n := range req.Names {

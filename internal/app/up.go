@@ -16,7 +16,9 @@ import (
 
 // Up runs an embedded NATS server with JetStream storage in cfg.DataDir and
 // every stage on it, printing where it listens to out, until ctx ends.
-func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer) error {
+// prog is how the user runs knowhub ("knowhub", "go run ./cmd/knowhub"),
+// for the hints it prints.
+func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer, prog string) error {
 	start := time.Now()
 	lock, err := datadir.Lock(cfg.DataDir)
 	if err != nil {
@@ -60,6 +62,13 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 	for _, r := range cfg.Repositories {
 		fmt.Fprintf(out, "  repo   %s (%s, priority %d) %s\n", r.Name, r.Type, r.Priority, r.Path)
 	}
+	if len(cfg.Repositories) == 0 {
+		fmt.Fprintf(out, "  repo   none: no documentation is indexed. Name folders (%s up DIR ...) or list them under \"repositories\" in a --config file; tools and knowledge are served meanwhile\n", prog)
+	}
+	hint := prog + " search"
+	if u := srv.ClientURL(); u != config.DefaultNATSURL {
+		hint += " --nats-url " + u
+	}
 	go func() {
 		select {
 		case <-node.Watcher.Ready():
@@ -75,8 +84,13 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 			return
 		}
 		st := node.Query.Engine().Stats(true).Collections[contract.CollectionDocs]
-		fmt.Fprintf(out, "indexed %d files, %d sections in %s; search with: go run ./cmd/knowhub search \"your question\"\n",
-			st.Sources, st.Chunks, time.Since(start).Round(time.Millisecond))
+		fmt.Fprintf(out, "indexed %d files, %d sections in %s", st.Sources, st.Chunks, time.Since(start).Round(time.Millisecond))
+		// The watcher read every matching file; one without any section
+		// (empty, or front matter only) is stored but not searchable.
+		if sc := node.Watcher.Initial(); sc.Published+sc.Unchanged > st.Sources {
+			fmt.Fprintf(out, " (%d of the %d files read hold no section)", sc.Published+sc.Unchanged-st.Sources, sc.Published+sc.Unchanged)
+		}
+		fmt.Fprintf(out, "; search with: %s \"your question\"\n", hint)
 		node.Settle()
 	}()
 	return node.Run(ctx)

@@ -19,6 +19,7 @@ import (
 func TestUpServesAndStopsCleanly(t *testing.T) {
 	docs := t.TempDir()
 	writeFile(t, filepath.Join(docs, "a.md"), "# A\n\nThe gateway restarts cleanly.\n")
+	writeFile(t, filepath.Join(docs, "empty.md"), "---\ntitle: nothing else\n---\n")
 	cfg := testConfig(config.Repository{Name: "docs", Path: docs})
 	cfg.DataDir = t.TempDir()
 	cfg.NATS.Listen = "127.0.0.1:-1"
@@ -27,9 +28,12 @@ func TestUpServesAndStopsCleanly(t *testing.T) {
 		var out natstest.LogBuffer
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- Up(ctx, cfg, testLogger(t), &out) }()
+		go func() { done <- Up(ctx, cfg, testLogger(t), &out, "knowhub") }()
 		natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "indexed 1 files") })
-		for _, want := range []string{"NATS   nats://127.0.0.1:", "HTTP   http://127.0.0.1:", "repo   docs"} {
+		// Off the default port, the hint names the address in use; it
+		// explains the file that holds no section.
+		for _, want := range []string{"NATS   nats://127.0.0.1:", "HTTP   http://127.0.0.1:", "repo   docs",
+			"(1 of the 2 files read hold no section); search with: knowhub search --nats-url nats://127.0.0.1:"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("round %d: output lacks %q:\n%s", round, want, out.String())
 			}
@@ -55,13 +59,13 @@ func TestUpNamesTheFlagWhenAPortIsTaken(t *testing.T) {
 	cfg := testConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.NATS.Listen = ln.Addr().String()
-	err = Up(t.Context(), cfg, testLogger(t), &bytes.Buffer{})
+	err = Up(t.Context(), cfg, testLogger(t), &bytes.Buffer{}, "knowhub")
 	if err == nil || !strings.Contains(err.Error(), "--nats-listen") {
 		t.Errorf("busy NATS port: %v, want an error naming --nats-listen", err)
 	}
 	cfg.NATS.Listen = "127.0.0.1:-1"
 	cfg.HTTP.Listen = ln.Addr().String()
-	err = Up(t.Context(), cfg, testLogger(t), &bytes.Buffer{})
+	err = Up(t.Context(), cfg, testLogger(t), &bytes.Buffer{}, "knowhub")
 	if err == nil || !strings.Contains(err.Error(), "--http") {
 		t.Errorf("busy HTTP port: %v, want an error naming --http", err)
 	}
@@ -79,7 +83,7 @@ func TestSecondUpOnOneDataDirExits(t *testing.T) {
 	var out natstest.LogBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Up(ctx, cfg, testLogger(t), &out) }()
+	go func() { done <- Up(ctx, cfg, testLogger(t), &out, "knowhub") }()
 	defer func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -90,7 +94,7 @@ func TestSecondUpOnOneDataDirExits(t *testing.T) {
 	second := *cfg
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel2()
-	err := Up(ctx2, &second, testLogger(t), &bytes.Buffer{})
+	err := Up(ctx2, &second, testLogger(t), &bytes.Buffer{}, "knowhub")
 	if err == nil || ctx2.Err() != nil {
 		t.Fatalf("second up on the same data dir: %v, want an immediate error", err)
 	}
@@ -116,7 +120,7 @@ func TestUpRemovesARepositoryNoLongerConfigured(t *testing.T) {
 		var out, logs natstest.LogBuffer
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
-		go func() { done <- Up(ctx, cfg, slog.New(slog.NewTextHandler(&logs, nil)), &out) }()
+		go func() { done <- Up(ctx, cfg, slog.New(slog.NewTextHandler(&logs, nil)), &out, "knowhub") }()
 		natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "indexed ") })
 		cancel()
 		if err := <-done; err != nil {
@@ -129,5 +133,24 @@ func TestUpRemovesARepositoryNoLongerConfigured(t *testing.T) {
 		if round == 1 && !strings.Contains(logs.String(), "repo=dropped files=1") {
 			t.Errorf("no log line names the removed repository:\n%s", logs.String())
 		}
+	}
+}
+
+func TestUpWithoutRepositoriesSaysHowToAddOne(t *testing.T) {
+	cfg := testConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.NATS.Listen = "127.0.0.1:-1"
+	cfg.HTTP.Listen = config.HTTPOff
+	var out natstest.LogBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Up(ctx, cfg, testLogger(t), &out, "knowhub") }()
+	natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "indexed 0 files") })
+	if !strings.Contains(out.String(), "repo   none: no documentation is indexed. Name folders (knowhub up DIR ...)") {
+		t.Errorf("output does not say how to add a repository:\n%s", out.String())
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newCommon("bench", stderr)
+	c := newCommon("bench", "bench [--corpus DIR|FILE.tar.gz] [flags]", stdout, stderr)
 	corpus := c.fs.String("corpus", "../shared/corpora/openclaw-docs", "Markdown `dir` or .tar.gz to index")
 	queries := c.fs.Int("queries", 2000, "timed queries")
 	edits := c.fs.Int("edits", 5, "timed edits")

@@ -39,8 +39,17 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"mcp":     cmdMCP,
 	}
 	name, rest := args[0], args[1:]
-	if name == "help" || name == "-h" || name == "--help" {
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 {
+			if _, ok := cmds[rest[0]]; ok {
+				return Main(ctx, append(rest[:1:1], "-h"), stdout, stderr)
+			}
+		}
 		usage(stdout)
+		return 0
+	case "version", "-version", "--version":
+		fmt.Fprintln(stdout, Version())
 		return 0
 	}
 	cmd, ok := cmds[name]
@@ -86,7 +95,7 @@ Usage:
   knowhub eval DIR | --markdown DIR [--json]      score retrieval on a judged collection (nDCG@10, recall, MRR, hit@k)
   knowhub eval --sets DIR --half dev|test         score every judged docs set of DIR in one table
 
-Run "knowhub COMMAND -h" for a command's flags.
+Run "knowhub COMMAND -h" for a command's flags, "knowhub --version" for the version.
 `)
 }
 
@@ -98,11 +107,18 @@ type common struct {
 	config   string
 	logLevel string
 	client   *config.ClientFlags
+	synopsis string    // one usage line, without "knowhub"
+	help     io.Writer // where -h prints the flags
 }
 
-func newCommon(name string, stderr io.Writer) *common {
-	c := &common{fs: flag.NewFlagSet("knowhub "+name, flag.ContinueOnError)}
-	c.fs.SetOutput(stderr)
+// newCommon makes the flag set of the command name ("kb save"), whose
+// usage line is synopsis (for example `search "QUERY" [flags]`). -h
+// prints the usage and every flag to stdout; a bad flag is reported in
+// one line with the usage line.
+func newCommon(name, synopsis string, stdout, stderr io.Writer) *common {
+	c := &common{fs: flag.NewFlagSet("knowhub "+name, flag.ContinueOnError), synopsis: synopsis, help: stdout}
+	c.fs.SetOutput(io.Discard)
+	c.fs.Usage = func() {}
 	c.fs.StringVar(&c.config, "config", "", "configuration `file` (JSON)")
 	c.fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	c.client = config.BindClientFlags(c.fs)
@@ -114,7 +130,11 @@ func (c *common) parse(args []string) ([]string, error) {
 	var pos []string
 	for {
 		if err := c.fs.Parse(args); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				c.printHelp()
+				return nil, err
+			}
+			return nil, usageError{fmt.Errorf("%v\nusage: knowhub %s (knowhub %s -h lists the flags)", err, c.synopsis, c.fs.Name()[len("knowhub "):])}
 		}
 		args = c.fs.Args()
 		if len(args) == 0 {
@@ -123,6 +143,14 @@ func (c *common) parse(args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// printHelp writes the usage line and every flag with its default.
+func (c *common) printHelp() {
+	fmt.Fprintf(c.help, "usage: knowhub %s\n\nflags:\n", c.synopsis)
+	c.fs.SetOutput(c.help)
+	c.fs.PrintDefaults()
+	c.fs.SetOutput(io.Discard)
 }
 
 // load reads the configuration: file (or defaults) < environment < flags.
@@ -156,4 +184,13 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "help":
+		return true
+	}
+	return false
 }

@@ -61,7 +61,12 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	expect("guide.md  § Guide > Fallbacks", "search", "fallback", "model", "chain")
 	expect(`"chunk_id"`, "search", "--json", "--top-k", "1", "fallback")
 	expect("files     1", "stats")
+	expect("guide.md", "search", "--repo", "docs", "fallback")
+	if out, code := run(t, url, "search", "--repo", "nosuch", "fallback"); code != 1 || !strings.Contains(out, `no repository "nosuch"`) {
+		t.Errorf("search an unknown repository: exit %d %q, want exit 1 naming it", code, out)
+	}
 	expect("1 files and 0 tombstones republished", "reindex", "--wait", "10s")
+	expect(`"caught_up": true`, "reindex", "--wait", "10s", "--json")
 
 	catalog := filepath.Join(t.TempDir(), "tools.json")
 	os.WriteFile(catalog, []byte(`[{"name":"Grep","description":"Search file contents with ripgrep.","type":"core"}]`), 0o644)
@@ -71,6 +76,12 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 		return strings.Contains(out, "Grep")
 	})
 	expect("1 tools removed", "tools", "rm", "Grep")
+	// Removing a tool that is not (or no longer) in the catalog fails.
+	for _, name := range []string{"Grep", "NoSuchTool"} {
+		if out, code := run(t, url, "tools", "rm", name); code != 1 || !strings.Contains(out, "no tool") || !strings.Contains(out, "code 404") {
+			t.Errorf("tools rm %s: exit %d %q, want exit 1 and a 404", name, code, out)
+		}
+	}
 
 	out := expect("active", "kb", "save", "--task", "ci tests", "--content", "Run vitest with --run in CI; watch mode blocks.", "--types", "tool")
 	id := strings.Fields(out)[0]
@@ -89,6 +100,9 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	expect(`"content"`, "kb", "get", id)
 	expect("recorded at sequence", "kb", "helpful", id, "--task", "ci", "--outcome", "green")
 	expect("nothing is quarantined", "kb", "review")
+	if out, code := run(t, url, "kb", "review", "release", id); code != 1 || !strings.Contains(out, "not quarantined") {
+		t.Errorf("release of an active entry: exit %d %q, want exit 1 saying it is not quarantined", code, out)
+	}
 
 	// Usage errors exit 2 with a message.
 	if out, code := run(t, url, "search"); code != 2 || !strings.Contains(out, "missing query") {

@@ -14,10 +14,11 @@ import (
 )
 
 func cmdExtract(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newCommon("extract", stderr)
+	c := newCommon("extract", "extract TRANSCRIPT.json | extract --replay [--since T] [--dry-run] [--json]", stdout, stderr)
 	replay := c.fs.Bool("replay", false, "re-run extraction over the stored transcripts with the current extractor")
 	since := c.fs.String("since", "", "with --replay: only transcripts received since this RFC 3339 time or this long ago (e.g. 24h)")
 	dryRun := c.fs.Bool("dry-run", false, "with --replay: show the entries without saving them")
+	asJSON := c.fs.Bool("json", false, "print the JSON reply (a transcript) or report (--replay)")
 	pos, err := c.parse(args)
 	if err != nil {
 		return err
@@ -50,6 +51,9 @@ func cmdExtract(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := json.Unmarshal(msg.Data, &reply); err != nil {
 			return err
 		}
+		if *asJSON {
+			return printJSON(stdout, reply)
+		}
 		if reply.Duplicate {
 			fmt.Fprintf(stdout, "transcript %s was already received\n", reply.TranscriptID)
 		} else {
@@ -77,7 +81,7 @@ func cmdExtract(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	if *dryRun {
+	if *dryRun || *asJSON {
 		return printJSON(stdout, rep)
 	}
 	fmt.Fprintf(stdout, "%d transcripts: %d entries added, %d quarantined, %d superseded older ones, %d already known, %d rejected\n",

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,33 +15,89 @@ import (
 	"github.com/knowhub/knowhub/internal/kb"
 )
 
+// kbSynopsis is the usage line of each kb subcommand.
+var kbSynopsis = map[string]string{
+	"save":    "kb save --task T --content C --types tool[,...] [--score N] [--scopes S] [--owner O] [--source S] [--json]",
+	"search":  `kb search "QUERY" [--top-k N] [--types T] [--scopes S] [--min-score N] [--format prompt] [--json]`,
+	"get":     "kb get ID [--scopes S]",
+	"helpful": "kb helpful ID [--task T] [--outcome O] [--reason R]",
+	"harmful": "kb harmful ID [--task T] [--outcome O] [--reason R]",
+	"review":  "kb review [list] [--json] | kb review release|revoke ID [--reason R]",
+	"revoke":  "kb revoke --transcript ID [--reason R]",
+	"replay":  "kb replay",
+}
+
+func kbUsage() string {
+	var b strings.Builder
+	b.WriteString("usage:\n")
+	for _, sub := range []string{"save", "search", "get", "helpful", "harmful", "review", "revoke", "replay"} {
+		b.WriteString("  knowhub " + kbSynopsis[sub] + "\n")
+	}
+	b.WriteString("\nknowhub kb SUBCOMMAND -h lists its flags.\n")
+	return b.String()
+}
+
 func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{errors.New("want a subcommand: save, search, get, helpful, harmful, review, replay")}
+		return usageError{errors.New("missing subcommand: save, search, get, helpful, harmful, review, revoke or replay")}
 	}
 	sub, rest := args[0], args[1:]
-	c := newCommon("kb "+sub, stderr)
+	if isHelp(sub) {
+		fmt.Fprint(stdout, kbUsage())
+		return nil
+	}
+	syn, ok := kbSynopsis[sub]
+	if !ok {
+		return usageError{fmt.Errorf("unknown kb subcommand %q: want save, search, get, helpful, harmful, review, revoke or replay", sub)}
+	}
+	c := newCommon("kb "+sub, syn, stdout, stderr)
+	// Each subcommand has only the flags it reads.
 	var (
-		task     = c.fs.String("task", "", "the situation the knowledge applies to")
-		content  = c.fs.String("content", "", "the knowledge itself")
-		types    stringList
-		scopes   stringList
-		score    = c.fs.Int("score", 0, "author score 1-5 (save; default 3)")
-		owner    = c.fs.String("owner", "", "owner of the entry")
-		source   = c.fs.String("source", "", "source name")
-		minScore = c.fs.Int("min-score", 0, "only entries with at least this author score")
-		topK     = c.fs.Int("top-k", 5, "number of entries")
-		format   = c.fs.String("format", "", "json (default) or prompt")
-		outcome  = c.fs.String("outcome", "", "what happened (helpful, harmful)")
-		reason   = c.fs.String("reason", "", "why (harmful, release, revoke)")
-		asJSON   = c.fs.Bool("json", false, "print the raw JSON reply")
-		tid      = c.fs.String("transcript", "", "revoke: the transcript whose entries to revoke")
+		task, content, owner, source, format, outcome, reason, tid = new(string), new(string), new(string), new(string), new(string), new(string), new(string), new(string)
+		score, minScore, topK                                      = new(int), new(int), new(int)
+		asJSON                                                     = new(bool)
+		types, scopes                                              stringList
 	)
-	c.fs.Var(&types, "types", "entry types, comma-separated: "+strings.Join(kb.KnownTypes(), ", "))
-	c.fs.Var(&scopes, "scopes", "scopes, comma-separated (kind:value)")
+	*topK = 5
+	has := func(subs ...string) bool { return slices.Contains(subs, sub) }
+	if has("save", "helpful", "harmful") {
+		task = c.fs.String("task", "", "the situation the knowledge applies to")
+	}
+	if has("save") {
+		content = c.fs.String("content", "", "the knowledge itself")
+		score = c.fs.Int("score", 0, "author score 1-5 (default 3)")
+		owner = c.fs.String("owner", "", "owner of the entry")
+		source = c.fs.String("source", "", "source name")
+	}
+	if has("save", "search") {
+		c.fs.Var(&types, "types", "entry types, comma-separated: "+strings.Join(kb.KnownTypes(), ", "))
+	}
+	if has("save", "search", "get") {
+		c.fs.Var(&scopes, "scopes", "scopes, comma-separated (kind:value)")
+	}
+	if has("search") {
+		minScore = c.fs.Int("min-score", 0, "only entries with at least this author score (0-5)")
+		topK = c.fs.Int("top-k", 5, "number of entries")
+		format = c.fs.String("format", "", "json (default) or prompt")
+	}
+	if has("save", "search", "review") {
+		asJSON = c.fs.Bool("json", false, "print the raw JSON reply")
+	}
+	if has("helpful", "harmful") {
+		outcome = c.fs.String("outcome", "", "what happened")
+	}
+	if has("helpful", "harmful", "review", "revoke") {
+		reason = c.fs.String("reason", "", "why")
+	}
+	if has("revoke") {
+		tid = c.fs.String("transcript", "", "the transcript whose entries to revoke")
+	}
 	pos, err := c.parse(rest)
 	if err != nil {
 		return err
+	}
+	if has("replay", "revoke") && len(pos) > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q: usage: knowhub %s", pos[0], syn)}
 	}
 	cfg, err := c.load()
 	if err != nil {
@@ -158,8 +215,6 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "recomputed %d knowledge entries from KH_KNOWLEDGE\n", n)
-	default:
-		return usageError{fmt.Errorf("unknown kb subcommand %q", sub)}
 	}
 	return nil
 }

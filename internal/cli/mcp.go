@@ -16,8 +16,8 @@ import (
 // NATS. It runs until stdin closes or the process is told to stop; a bad
 // request is answered with an error, never ends it. Logs go to stderr:
 // stdout carries the protocol.
-func cmdMCP(ctx context.Context, args []string, _, stderr io.Writer) error {
-	c := newCommon("mcp", stderr)
+func cmdMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c := newCommon("mcp", "mcp [--scopes S] [flags]", stdout, stderr)
 	var scopes stringList
 	c.fs.Var(&scopes, "scopes", "knowledge scopes to search with, comma-separated (kind:value)")
 	timeout := c.fs.Duration("timeout", 10*time.Second, "bound on each request to knowhub")

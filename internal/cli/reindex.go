@@ -11,9 +11,23 @@ import (
 )
 
 func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newCommon("reindex", stderr)
+	c := newCommon("reindex", "reindex [--rescan] [--wait D] [--json]", stdout, stderr)
 	rescan := c.fs.Bool("rescan", false, "re-read every repository of the configuration instead of replaying KH_FILES")
 	wait := c.fs.Duration("wait", 0, "wait up to this long for the pipeline to catch up (0: don't wait)")
+	asJSON := c.fs.Bool("json", false, "print a JSON summary at the end instead of text")
+	var sum struct {
+		Mode       string `json:"mode"` // replay or rescan
+		Files      int    `json:"files"`
+		Tombstones int    `json:"tombstones"`
+		Changed    int    `json:"changed_meanwhile"`
+		Skipped    int    `json:"skipped"`
+		CaughtUp   bool   `json:"caught_up"`
+		TookMillis int64  `json:"took_ms"`
+	}
+	text := stdout
+	if *asJSON {
+		text = io.Discard
+	}
 	if _, err := c.parse(args); err != nil {
 		return err
 	}
@@ -50,13 +64,15 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "rescanned: %d files published, %d deleted, %d skipped\n", res.Published, res.Deleted, res.Skipped)
+		sum.Mode, sum.Files, sum.Tombstones, sum.Skipped = "rescan", res.Published, res.Deleted, res.Skipped
+		fmt.Fprintf(text, "rescanned: %d files published, %d deleted, %d skipped\n", res.Published, res.Deleted, res.Skipped)
 	} else {
 		res, err := watcher.Replay(ctx, js)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "replayed KH_FILES: %d files and %d tombstones republished, %d changed meanwhile and left as they are\n",
+		sum.Mode, sum.Files, sum.Tombstones, sum.Changed = "replay", res.Files, res.Tombstones, res.Changed
+		fmt.Fprintf(text, "replayed KH_FILES: %d files and %d tombstones republished, %d changed meanwhile and left as they are\n",
 			res.Files, res.Tombstones, res.Changed)
 	}
 	if *wait > 0 {
@@ -65,7 +81,12 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := app.WaitPipeline(wctx, js); err != nil {
 			return fmt.Errorf("wait for the pipeline: %w", err)
 		}
-		fmt.Fprintf(stdout, "pipeline caught up in %s\n", time.Since(start).Round(time.Millisecond))
+		sum.CaughtUp = true
+		fmt.Fprintf(text, "pipeline caught up in %s\n", time.Since(start).Round(time.Millisecond))
+	}
+	if *asJSON {
+		sum.TookMillis = time.Since(start).Milliseconds()
+		return printJSON(stdout, sum)
 	}
 	return nil
 }

@@ -12,7 +12,7 @@ import (
 // cmdRepos lists the repositories the index holds, or removes one:
 // `knowhub repos [list]`, `knowhub repos remove NAME`.
 func cmdRepos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newCommon("repos", stderr)
+	c := newCommon("repos", "repos [list] | repos remove NAME", stdout, stderr)
 	asJSON := c.fs.Bool("json", false, "print JSON")
 	rest, err := c.parse(args)
 	if err != nil {

@@ -51,7 +51,7 @@ func request(nc *nats.Conn, subject string, req, resp any, timeout time.Duration
 }
 
 func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newCommon("search", stderr)
+	c := newCommon("search", `search "QUERY" [--top-k N] [--repo R] [--json]`, stdout, stderr)
 	topK := c.fs.Int("top-k", 0, "number of sections (default 10)")
 	var repos stringList
 	c.fs.Var(&repos, "repo", "only this `repository` (repeatable, or comma-separated)")
@@ -119,7 +119,7 @@ func (s *stringList) Set(v string) error {
 }
 
 func cmdStats(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newCommon("stats", stderr)
+	c := newCommon("stats", "stats [--json]", stdout, stderr)
 	asJSON := c.fs.Bool("json", false, "print JSON")
 	if _, err := c.parse(args); err != nil {
 		return err

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 
@@ -13,7 +14,7 @@ import (
 // `cmd/query`) against the NATS server the configuration names, and returns
 // the process exit code.
 func Stage(ctx context.Context, name string, stages app.Stages, args []string, stdout, stderr io.Writer) int {
-	c := newCommon(name, stderr)
+	c := newCommon(name, name+" [flags]", stdout, stderr)
 	cpuProfile := c.fs.String("cpuprofile", "", "write a CPU profile of the worker to `file` until it stops")
 	var httpListen *string
 	if stages.Query {
@@ -68,8 +69,14 @@ func Stage(ctx context.Context, name string, stages app.Stages, args []string, s
 		log.Info("worker started", "stage", name, "nats", nc.ConnectedUrlRedacted(), "http", node.HTTPAddr())
 		return node.Run(ctx)
 	}()
-	if err != nil {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
 		fmt.Fprintf(stderr, "%s: %v\n", name, err)
+		if errors.As(err, new(usageError)) {
+			return 2
+		}
 		return 1
 	}
 	return 0
@@ -86,7 +93,11 @@ var stages = map[string]app.Stages{
 
 func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{errors.New("missing stage: watcher, chunker, indexer, query or extractor")}
+		return usageError{errors.New("missing stage: knowhub worker watcher|chunker|indexer|query|extractor [flags]")}
+	}
+	if isHelp(args[0]) {
+		fmt.Fprint(stdout, "usage: knowhub worker watcher|chunker|indexer|query|extractor [flags]\n\nknowhub worker STAGE -h lists a stage's flags.\n")
+		return nil
 	}
 	st, ok := stages[args[0]]
 	if !ok {

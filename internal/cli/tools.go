@@ -14,19 +14,40 @@ import (
 	"github.com/knowhub/knowhub/internal/contract"
 )
 
+var toolsSynopsis = map[string]string{
+	"add":    "tools add CATALOG.json",
+	"rm":     "tools rm NAME...",
+	"search": `tools search "QUERY" [--type core|sourced] [--instance I] [--limit N] [--detail D] [--json]`,
+}
+
 func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{errors.New("want a subcommand: add CATALOG.json, rm NAME..., search QUERY")}
+		return usageError{errors.New("missing subcommand: add CATALOG.json, rm NAME... or search QUERY")}
 	}
 	sub, rest := args[0], args[1:]
-	c := newCommon("tools "+sub, stderr)
+	if isHelp(sub) {
+		fmt.Fprintf(stdout, "usage:\n  knowhub %s\n  knowhub %s\n  knowhub %s\n\nknowhub tools SUBCOMMAND -h lists its flags.\n",
+			toolsSynopsis["add"], toolsSynopsis["rm"], toolsSynopsis["search"])
+		return nil
+	}
+	syn, ok := toolsSynopsis[sub]
+	if !ok {
+		return usageError{fmt.Errorf("unknown tools subcommand %q: want add, rm or search", sub)}
+	}
+	c := newCommon("tools "+sub, syn, stdout, stderr)
 	var (
-		limit    = c.fs.Int("limit", 0, "number of tools (default 8, at most 50)")
-		typ      = c.fs.String("type", "", "only core or sourced tools")
-		instance = c.fs.String("instance", "", "only tools of this instance")
-		detail   = c.fs.String("detail", "", "name, name_desc (default) or full")
-		asJSON   = c.fs.Bool("json", false, "print the raw JSON reply")
+		limit         = new(int)
+		typ, instance = new(string), new(string)
+		detail        = new(string)
+		asJSON        = new(bool)
 	)
+	if sub == "search" {
+		limit = c.fs.Int("limit", 0, "number of tools (default 8, at most 50)")
+		typ = c.fs.String("type", "", "only core or sourced tools")
+		instance = c.fs.String("instance", "", "only tools of this instance")
+		detail = c.fs.String("detail", "", "name, name_desc (default) or full")
+		asJSON = c.fs.Bool("json", false, "print the raw JSON reply")
+	}
 	pos, err := c.parse(rest)
 	if err != nil {
 		return err
@@ -88,8 +109,6 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			}
 			fmt.Fprintln(stdout)
 		}
-	default:
-		return usageError{fmt.Errorf("unknown tools subcommand %q: want add, rm or search", sub)}
 	}
 	return nil
 }

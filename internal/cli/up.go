@@ -3,13 +3,17 @@ package cli
 import (
 	"context"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 
 	"github.com/knowhub/knowhub/internal/app"
 	"github.com/knowhub/knowhub/internal/config"
 )
 
 func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newCommon("up", stderr)
+	c := newCommon("up", "up [DIR ...] [--config knowhub.json] [flags]", stdout, stderr)
 	data := c.fs.String("data", "", "data `dir` for the embedded NATS server (default ./.knowhub, or dataDir from the config)")
 	natsListen := c.fs.String("nats-listen", "", "embedded NATS `host:port` (default 127.0.0.1:4222)")
 	httpListen := c.fs.String("http", "", "HTTP API `host:port`, or off (default 127.0.0.1:7700)")
@@ -57,5 +61,27 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := cfg.CheckPaths(); err != nil {
 		log.Warn("some repository paths are not usable yet", "err", err)
 	}
-	return app.Up(ctx, cfg, log, stdout)
+	return app.Up(ctx, cfg, log, stdout, invokedAs())
+}
+
+// invokedAs is how the user ran this binary, for the hints `up` prints:
+// "go run ./cmd/knowhub" under go run, the bare name when it is the one
+// found on $PATH, else the path as typed.
+func invokedAs() string {
+	arg0 := os.Args[0]
+	if strings.Contains(filepath.ToSlash(arg0), "/go-build") {
+		return "go run ./cmd/knowhub"
+	}
+	base := filepath.Base(arg0)
+	if base == arg0 {
+		return base
+	}
+	if p, err := exec.LookPath(base); err == nil {
+		a, errA := filepath.Abs(arg0)
+		b, errB := filepath.Abs(p)
+		if errA == nil && errB == nil && a == b {
+			return base
+		}
+	}
+	return arg0
 }

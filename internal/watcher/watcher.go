@@ -187,6 +187,7 @@ type Watcher struct {
 	rootPoll     time.Duration
 
 	ready     chan struct{}
+	initial   ScanResult // set before ready closes
 	readyOnce sync.Once
 	running   atomic.Bool
 
@@ -268,6 +269,10 @@ func New(cfg Config, deps Deps) (*Watcher, error) {
 // acknowledged by JetStream.
 func (w *Watcher) Ready() <-chan struct{} { return w.ready }
 
+// Initial returns what the initial sync did. It is set once Ready is
+// closed.
+func (w *Watcher) Initial() ScanResult { return w.initial }
+
 // Run syncs every repository with KH_FILES, then follows file changes until
 // ctx is done. It returns nil on a clean stop and an error when the initial
 // sync or a publish fails.
@@ -299,6 +304,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	}
 	w.log.Info("initial sync done", "published", res.Published, "deleted", res.Deleted,
 		"unchanged", res.Unchanged, "skipped", res.Skipped)
+	w.initial = res
 	w.readyOnce.Do(func() { close(w.ready) })
 
 	err = w.follow(ctx, fsw)
