@@ -194,7 +194,10 @@ export default {
           const body = {
             task: p.task, content: p.content, types: p.types, score: p.score,
             owner: ctx?.agentId || cfg.submittedBy || undefined,
-            source: { name: p.source_name || cfg.submittedBy || "openclaw", urls: p.source_urls, session: ctx?.sessionKey || ctx?.sessionId, agent_id: ctx?.agentId },
+            source: {
+              name: p.source_name || "openclaw", urls: p.source_urls, agent_id: ctx?.agentId,
+              submitted_by: cfg.submittedBy || undefined, message_id: ctx?.sessionKey || ctx?.sessionId || undefined,
+            },
           };
           const r = await client.call("POST", "/api/knowledge", { body });
           if (!r.ok) return failed("kb_save", r);
