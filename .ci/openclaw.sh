@@ -25,8 +25,8 @@ bin=$(mktemp -d)
 trap 'rm -rf "$bin"' EXIT
 go build -o "$bin/knowhub" ./cmd/knowhub
 t1=$(date +%s)
-node --test integrations/openclaw/test/
-if [ -x /usr/bin/node ]; then /usr/bin/node --test integrations/openclaw/test/ >/dev/null; fi
+node --test integrations/openclaw/test/*.test.js
+if [ -x /usr/bin/node ]; then /usr/bin/node --test integrations/openclaw/test/*.test.js >/dev/null; fi
 echo "openclaw.sh: unit tests in $(( $(date +%s) - t1 ))s"
 t2=$(date +%s)
 OPENCLAW_BIN=$openclaw KNOWHUB_BIN="$bin/knowhub" node integrations/openclaw/e2e/run.mjs
