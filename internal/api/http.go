@@ -39,6 +39,7 @@ func (s *Service) routes() *http.ServeMux {
 	})
 	mux.HandleFunc("GET /api/status", s.httpStatus)
 	mux.Handle("GET /metrics", s.metrics.Handler())
+	s.webRoutes(mux)
 	mux.HandleFunc("GET /api/docs/search", s.httpSearchDocs)
 	mux.HandleFunc("GET /api/tools/search", s.httpSearchTools)
 	mux.HandleFunc("POST /api/tools", s.httpUpsertTools)
