@@ -102,11 +102,12 @@ func (a *authenticator) caller(r *http.Request) (*Caller, error) {
 	return &Caller{Name: found.name, Scopes: found.scopes, id: found.id}, nil
 }
 
-// middleware authenticates every request except health checks, and
-// bounds request bodies.
+// middleware authenticates every request except health checks, metrics
+// and the web page's static files (the page sends the token with its API
+// calls), and bounds request bodies.
 func (a *authenticator) middleware(maxBody int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
+		if public(r) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -123,4 +124,18 @@ func (a *authenticator) middleware(maxBody int64, next http.Handler) http.Handle
 		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, c)))
 	})
+}
+
+// public reports whether r needs no token: health checks, metrics (no
+// content beyond counts and repository names) and the web page's files.
+func public(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	switch p := r.URL.Path; {
+	case p == "/healthz", p == "/readyz", p == "/metrics", p == "/":
+		return true
+	default:
+		return strings.HasPrefix(p, "/ui/")
+	}
 }

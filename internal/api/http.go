@@ -15,10 +15,10 @@ import (
 // Handler returns the HTTP API of the service: bearer-token
 // authentication, bounded bodies, JSON errors.
 func (s *Service) Handler() http.Handler {
-	return s.auth.middleware(s.cfg.MaxBodyBytes, s.routes())
+	return s.metrics.instrument(s.auth.middleware(s.cfg.MaxBodyBytes, recordPattern(s.routes())))
 }
 
-func (s *Service) routes() http.Handler {
+func (s *Service) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
@@ -37,6 +37,9 @@ func (s *Service) routes() http.Handler {
 	mux.HandleFunc("GET /api/stats", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.stats())
 	})
+	mux.HandleFunc("GET /api/status", s.httpStatus)
+	mux.Handle("GET /metrics", s.metrics.Handler())
+	s.webRoutes(mux)
 	mux.HandleFunc("GET /api/docs/search", s.httpSearchDocs)
 	mux.HandleFunc("GET /api/tools/search", s.httpSearchTools)
 	mux.HandleFunc("POST /api/tools", s.httpUpsertTools)

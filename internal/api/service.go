@@ -81,6 +81,7 @@ type Service struct {
 
 	kbBucket jetstream.KeyValue
 	ready    chan struct{}
+	metrics  *Metrics
 }
 
 // New returns the API; Run serves its NATS endpoints, Handler its HTTP ones.
@@ -105,7 +106,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{
+	s := &Service{
 		cfg:    cfg,
 		nc:     deps.NC,
 		js:     deps.JS,
@@ -117,8 +118,14 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		screen: kb.NewScreen(),
 		intake: deps.Intake,
 		ready:  make(chan struct{}),
-	}, nil
+	}
+	s.metrics = NewMetrics(deps.JS)
+	s.metrics.instrumentAPI(s)
+	return s, nil
 }
+
+// Metrics is the registry GET /metrics serves.
+func (s *Service) Metrics() *Metrics { return s.metrics }
 
 // Ready is closed once the index has loaded and every NATS endpoint is
 // registered: requests sent from then on find a responder.
@@ -160,35 +167,37 @@ func (s *Service) Run(ctx context.Context) error {
 	endpoints := []struct {
 		name, subject string
 		h             micro.HandlerFunc
+		meta          map[string]string
 	}{
-		{"search-docs", contract.SubjectSearchDocs, jsonEndpoint(ctx, s.SearchDocs)},
-		{"stats", contract.SubjectStats, s.handleStats},
-		{"search-tools", contract.SubjectSearchTools, jsonEndpoint(ctx, s.SearchTools)},
-		{"tools-upsert", contract.SubjectToolsUpsert, jsonEndpoint(ctx, s.UpsertTools)},
-		{"tools-remove", contract.SubjectToolsRemove, jsonEndpoint(ctx, s.RemoveTools)},
+		{"search-docs", contract.SubjectSearchDocs, jsonEndpoint(ctx, s.SearchDocs), schemas[contract.SearchRequest, contract.SearchResponse]()},
+		{"stats", contract.SubjectStats, s.handleStats, schemas[struct{}, contract.StatsResponse]()},
+		{"search-tools", contract.SubjectSearchTools, jsonEndpoint(ctx, s.SearchTools), schemas[contract.ToolSearchRequest, contract.ToolSearchResponse]()},
+		{"tools-upsert", contract.SubjectToolsUpsert, jsonEndpoint(ctx, s.UpsertTools), schemas[contract.ToolsUpsertRequest, contract.ToolsWriteResponse]()},
+		{"tools-remove", contract.SubjectToolsRemove, jsonEndpoint(ctx, s.RemoveTools), schemas[contract.ToolsRemoveRequest, contract.ToolsWriteResponse]()},
 		// On an open node (no tokens) a NATS search or read naming no
 		// scopes sees every scope, as an HTTP one does; with tokens it
 		// sees the public entries and those of the scopes it names.
 		{"search-kb", contract.SubjectSearchKB, jsonEndpoint(ctx, func(ctx context.Context, r kb.SearchRequest) (*kb.SearchResponse, error) {
 			r.AllScopes = s.open() && len(r.Scopes) == 0
 			return s.SearchKB(ctx, r)
-		})},
-		{"kb-save", contract.SubjectKBSave, jsonEndpoint(ctx, s.SaveKB)},
+		}), schemas[kb.SearchRequest, kb.SearchResponse]()},
+		{"kb-save", contract.SubjectKBSave, jsonEndpoint(ctx, s.SaveKB), schemas[kb.SaveRequest, kb.SaveResponse]()},
 		// NATS callers are trusted: NATS authorisation decides who may
 		// send on these subjects.
 		{"kb-update", contract.SubjectKBUpdate, jsonEndpoint(ctx, func(ctx context.Context, r kb.UpdateRequest) (*kb.UpdateResponse, error) {
 			return s.UpdateKB(ctx, r, nil, true)
-		})},
+		}), schemas[kb.UpdateRequest, kb.UpdateResponse]()},
 		{"kb-get", contract.SubjectKBGet, jsonEndpoint(ctx, func(ctx context.Context, r contract.KBGetRequest) (*kb.Entry, error) {
 			return s.GetKB(ctx, r, s.open() && len(r.Scopes) == 0)
-		})},
-		{"extract", contract.SubjectExtract, s.handleExtract(ctx)},
+		}), schemas[contract.KBGetRequest, kb.Entry]()},
+		{"extract", contract.SubjectExtract, s.handleExtract(ctx), extractSchemas()},
 		{"kb-review", contract.SubjectKBReview, jsonEndpoint(ctx, func(ctx context.Context, _ struct{}) ([]kb.Entry, error) {
 			return s.ReviewKB(ctx)
-		})},
+		}), schemas[struct{}, []kb.Entry]()},
 	}
 	for _, ep := range endpoints {
-		if err := svc.AddEndpoint(ep.name, ep.h, micro.WithEndpointSubject(ep.subject)); err != nil {
+		h := s.metrics.microHandler(ep.name, ep.h)
+		if err := svc.AddEndpoint(ep.name, h, micro.WithEndpointSubject(ep.subject), micro.WithEndpointMetadata(ep.meta)); err != nil {
 			return fmt.Errorf("add endpoint %s: %w", ep.subject, err)
 		}
 	}
