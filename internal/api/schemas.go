@@ -7,7 +7,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/knowhub/knowhub/internal/contract"
-	"github.com/knowhub/knowhub/internal/extractor"
+	"github.com/knowhub/knowhub/internal/transcript"
 )
 
 // schemas is the metadata of a NATS micro endpoint: the JSON Schemas of
@@ -23,7 +23,7 @@ func schemas[Req, Resp any]() map[string]string {
 
 // extractSchemas: kh.extract takes a transcript (one JSON object).
 func extractSchemas() map[string]string {
-	return schemas[extractor.Transcript, contract.ExtractReply]()
+	return schemas[transcript.Transcript, contract.ExtractReply]()
 }
 
 func schemaJSON[T any]() string {
