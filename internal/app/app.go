@@ -106,7 +106,7 @@ func NewIntake(cfg *config.Config, red *redact.Redactor) (*transcript.Intake, er
 	if red == nil {
 		return nil, errors.New("transcript intake: a redactor is required")
 	}
-	return transcript.NewIntake(transcript.Config{Privacy: transcript.PrivacyMode(cfg.Extractor.PrivacyMode)}, transcript.NewSanitizer(red))
+	return transcript.NewIntake(cfg.Extractor.Config.Config, transcript.NewSanitizer(red))
 }
 
 // NewPipeline builds the extraction pipeline the configuration describes:
@@ -122,7 +122,7 @@ func NewPipeline(cfg *config.Config, red *redact.Redactor) (*extractor.Pipeline,
 		x = extractor.NewLLM(extractor.LLMConfig{BaseURL: l.BaseURL, Model: l.Model, APIKey: l.APIKey,
 			Timeout: time.Duration(l.TimeoutSeconds) * time.Second, Privacy: in.Privacy()}, transcript.NewSanitizer(red))
 	}
-	return extractor.NewPipeline(extractor.Config{MaxEntries: cfg.Extractor.MaxEntries}, in, x)
+	return extractor.NewPipeline(cfg.Extractor.Config, in, x)
 }
 
 // Service is one long-running part of a node: a stage, the API, the HTTP

@@ -24,6 +24,7 @@ import (
 
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/query"
 	"github.com/knowhub/knowhub/internal/watcher"
 )
@@ -211,12 +212,11 @@ type Pattern struct {
 
 // Extractor configures knowledge extraction from agent transcripts.
 type Extractor struct {
-	// PrivacyMode is "strict" (default: paths, emails, phones, IPs and
+	// privacyMode is "strict" (default: paths, emails, phones, IPs and
 	// secrets are removed before anything is stored) or "relaxed"
-	// (secrets only).
-	PrivacyMode string `json:"privacyMode"`
-	// MaxEntries bounds the entries one transcript yields (default 3).
-	MaxEntries int `json:"maxEntries"`
+	// (secrets only); limits bound a transcript; maxEntries bounds the
+	// entries one transcript yields (default 3).
+	extractor.Config
 	// LLM, when BaseURL is set, extracts with an OpenAI-compatible
 	// chat-completions endpoint instead of the built-in rules.
 	LLM LLM `json:"llm"`
@@ -253,7 +253,7 @@ func Default() *Config {
 			MaxBodyBytes: DefaultMaxBodyBytes,
 		},
 		Chunker:   chunker.Config{ChunkMaxTokens: DefaultChunkMaxTokens},
-		Extractor: Extractor{PrivacyMode: "strict", MaxEntries: 3, LLM: LLM{TimeoutSeconds: 60}},
+		Extractor: Extractor{Config: extractor.Config{MaxEntries: extractor.DefaultMaxEntries}, LLM: LLM{TimeoutSeconds: 60}},
 		Watcher: watcher.Config{
 			DebounceMS:   DefaultDebounceMS,
 			MaxFileBytes: DefaultMaxFileBytes,

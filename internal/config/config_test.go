@@ -360,8 +360,9 @@ func TestValidate(t *testing.T) {
 
 		{"chunk tokens low", func(c *Config) { c.Chunker.ChunkMaxTokens = 49 }, "chunker.chunkMaxTokens: must be between 50 and 8000, not 49"},
 		{"chunk tokens high", func(c *Config) { c.Chunker.ChunkMaxTokens = 8001 }, "chunker.chunkMaxTokens: must be between 50 and 8000"},
-		{"privacy mode", func(c *Config) { c.Extractor.PrivacyMode = "lax" }, `extractor.privacyMode: must be "strict" or "relaxed"`},
-		{"max entries", func(c *Config) { c.Extractor.MaxEntries = 0 }, "extractor.maxEntries: must be between 1 and 20"},
+		{"privacy mode", func(c *Config) { c.Extractor.Privacy = "lax" }, `extractor.privacyMode: unknown privacy mode "lax" (strict, relaxed)`},
+		{"max entries", func(c *Config) { c.Extractor.MaxEntries = 21 }, "extractor.maxEntries: 21 is outside 0–20"},
+		{"transcript limit", func(c *Config) { c.Extractor.Limits.MaxBytes = -1 }, "extractor.limits.maxBytes: -1 is negative"},
 		{"llm url", func(c *Config) { c.Extractor.LLM.BaseURL = "ftp://x"; c.Extractor.LLM.Model = "m" }, "extractor.llm.baseURL"},
 		{"llm model", func(c *Config) { c.Extractor.LLM.BaseURL = "http://127.0.0.1:11434/v1" }, "extractor.llm.model: required"},
 		{"debounce negative", func(c *Config) { c.Watcher.DebounceMS = -1 }, "watcher.debounceMs: must not be negative"},

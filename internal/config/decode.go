@@ -183,7 +183,7 @@ func decodeStruct(e *errs, path string, raw json.RawMessage, v reflect.Value) {
 			continue
 		}
 		seen[key] = true
-		decodeValue(e, sub, bytes.TrimSpace(val), v.Field(idx))
+		decodeValue(e, sub, bytes.TrimSpace(val), v.FieldByIndex(idx))
 	}
 }
 
@@ -205,27 +205,37 @@ func decodeSlice(e *errs, path string, raw json.RawMessage, v reflect.Value) {
 }
 
 // jsonFields maps the JSON names of t's exported fields to their indexes.
-func jsonFields(t reflect.Type) map[string]int {
-	m := make(map[string]int, t.NumField())
+func jsonFields(t reflect.Type) map[string][]int {
+	m := make(map[string][]int, t.NumField())
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
 			continue
 		}
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" && f.Anonymous && f.Type.Kind() == reflect.Struct {
+			// An embedded stage configuration: its keys are this
+			// object's, as encoding/json reads them.
+			for k, idx := range jsonFields(f.Type) {
+				if _, ok := m[k]; !ok {
+					m[k] = append([]int{i}, idx...)
+				}
+			}
+			continue
+		}
 		switch name {
 		case "-":
 			continue
 		case "":
 			name = f.Name
 		}
-		m[name] = i
+		m[name] = []int{i}
 	}
 	return m
 }
 
 // suggest names the field that key differs from only in case.
-func suggest(fields map[string]int, key string) string {
+func suggest(fields map[string][]int, key string) string {
 	for name := range fields {
 		if strings.EqualFold(name, key) {
 			return fmt.Sprintf(" (did you mean %q?)", name)

@@ -31,14 +31,7 @@ func (c *Config) Validate() error {
 	e.stage("watcher", c.Watcher.Validate())
 	e.stage("query", c.Query.Validate())
 
-	switch c.Extractor.PrivacyMode {
-	case "strict", "relaxed":
-	default:
-		e.add("extractor.privacyMode", `must be "strict" or "relaxed", not %q`, c.Extractor.PrivacyMode)
-	}
-	if n := c.Extractor.MaxEntries; n < 1 || n > 20 {
-		e.add("extractor.maxEntries", "must be between 1 and 20, not %d", n)
-	}
+	e.stage("extractor", c.Extractor.Config.Validate())
 	if l := c.Extractor.LLM; l.BaseURL != "" {
 		if u, err := url.Parse(l.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			e.add("extractor.llm.baseURL", "%q is not an http(s) URL", l.BaseURL)

@@ -58,19 +58,26 @@ type Extractor interface {
 // Lineage is how entries record which extractor made them: name@version.
 func Lineage(x Extractor) string { return x.Name() + "@" + x.Version() }
 
-// Config configures the pipeline.
+// Config configures the extractor stage: its transcript intake and the
+// pipeline.
 type Config struct {
+	// The transcript intake's privacy mode and limits.
+	transcript.Config
 	// MaxEntries is how many entries a transcript yields at most; zero
 	// means DefaultMaxEntries.
-	MaxEntries int `json:"max_entries,omitempty"`
+	MaxEntries int `json:"maxEntries,omitempty"`
 }
 
 // Validate reports every problem of the configuration, or nil.
 func (c Config) Validate() error {
-	if c.MaxEntries < 0 || c.MaxEntries > MaxEntriesLimit {
-		return fmt.Errorf("max_entries: %d is outside 0–%d", c.MaxEntries, MaxEntriesLimit)
+	var errs []error
+	if err := c.Config.Validate(); err != nil {
+		errs = append(errs, err)
 	}
-	return nil
+	if c.MaxEntries < 0 || c.MaxEntries > MaxEntriesLimit {
+		errs = append(errs, fmt.Errorf("maxEntries: %d is outside 0–%d", c.MaxEntries, MaxEntriesLimit))
+	}
+	return errors.Join(errs...)
 }
 
 // Pipeline turns sanitized transcripts into kb save requests. It is

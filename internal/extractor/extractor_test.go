@@ -224,8 +224,8 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{"zero is valid", Config{}, nil},
 		{"five", Config{MaxEntries: 5}, nil},
-		{"too many", Config{MaxEntries: 99}, []string{"max_entries: 99"}},
-		{"negative", Config{MaxEntries: -1}, []string{"max_entries: -1"}},
+		{"too many", Config{MaxEntries: 99}, []string{"maxEntries: 99"}},
+		{"negative", Config{MaxEntries: -1}, []string{"maxEntries: -1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

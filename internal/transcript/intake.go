@@ -8,7 +8,7 @@ import (
 // Config configures the intake.
 type Config struct {
 	// Privacy is strict (the default) or relaxed.
-	Privacy PrivacyMode `json:"privacy_mode,omitempty"`
+	Privacy PrivacyMode `json:"privacyMode,omitempty"`
 	// Limits bound the transcripts Parse accepts.
 	Limits Limits `json:"limits,omitzero"`
 }
@@ -17,13 +17,13 @@ type Config struct {
 func (c Config) Validate() error {
 	var errs []error
 	if _, err := ParsePrivacyMode(string(c.Privacy)); err != nil {
-		errs = append(errs, fmt.Errorf("privacy_mode: %w", err))
+		errs = append(errs, fmt.Errorf("privacyMode: %w", err))
 	}
 	if c.Limits.MaxBytes < 0 {
-		errs = append(errs, fmt.Errorf("limits.max_bytes: %d is negative", c.Limits.MaxBytes))
+		errs = append(errs, fmt.Errorf("limits.maxBytes: %d is negative", c.Limits.MaxBytes))
 	}
 	if c.Limits.MaxMessages < 0 {
-		errs = append(errs, fmt.Errorf("limits.max_messages: %d is negative", c.Limits.MaxMessages))
+		errs = append(errs, fmt.Errorf("limits.maxMessages: %d is negative", c.Limits.MaxMessages))
 	}
 	return errors.Join(errs...)
 }

@@ -15,7 +15,7 @@ func TestConfigValidate(t *testing.T) {
 		{"zero is valid", Config{}, nil},
 		{"relaxed", Config{Privacy: Relaxed}, nil},
 		{"bad", Config{Privacy: "none", Limits: Limits{MaxBytes: -1, MaxMessages: -1}},
-			[]string{"privacy_mode", "limits.max_bytes", "limits.max_messages"}},
+			[]string{"privacyMode", "limits.maxBytes", "limits.maxMessages"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -62,8 +62,8 @@ var ErrTooLarge = errors.New("too large")
 
 // Limits bound what Parse accepts. A zero field takes its default.
 type Limits struct {
-	MaxBytes    int `json:"max_bytes,omitempty"`
-	MaxMessages int `json:"max_messages,omitempty"`
+	MaxBytes    int `json:"maxBytes,omitempty"`
+	MaxMessages int `json:"maxMessages,omitempty"`
 }
 
 // withDefaults returns l with its zero fields set to the defaults.
