@@ -15,7 +15,7 @@ import (
 // Handler returns the HTTP API of the service: bearer-token
 // authentication, bounded bodies, JSON errors.
 func (s *Service) Handler() http.Handler {
-	return s.metrics.instrument(s.auth.middleware(s.cfg.MaxBodyBytes, recordPattern(s.routes())))
+	return s.metrics.instrument(s.auth.middleware(s.cfg.MaxBodyBytes, recordPattern(jsonUnmatched(s.routes()))))
 }
 
 func (s *Service) routes() *http.ServeMux {

@@ -116,7 +116,7 @@ func (m *Metrics) instrument(next http.Handler) http.Handler {
 
 // recordPattern, inside the router, reports the matched pattern to
 // instrument.
-func recordPattern(mux *http.ServeMux) http.Handler {
+func recordPattern(mux http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mux.ServeHTTP(w, r)
 		if p, ok := r.Context().Value(patternKey{}).(*string); ok {
