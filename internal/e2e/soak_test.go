@@ -200,7 +200,11 @@ func TestSoakKillsConverge(t *testing.T) {
 	end := time.Now().Add(*soakDuration)
 	nextKill := time.Now().Add(time.Duration(500+rng.IntN(1500)) * time.Millisecond)
 	for time.Now().Before(end) {
-		switch k := rng.IntN(10); {
+		k := rng.IntN(10)
+		if len(files) == 0 {
+			k = 6 // every file deleted: create one
+		}
+		switch {
 		case k < 6:
 			f := files[rng.IntN(len(files))]
 			data, err := os.ReadFile(f)
