@@ -113,8 +113,8 @@ func deadLettered(ctx context.Context, js jetstream.JetStream) (map[uint64]bool,
 
 // checkIntegrity waits for the pipeline to catch up, then checks that the
 // index holds a document for every file of KH_FILES. When it does not (a
-// damaged store lost entries) or the store cannot be read, it says so in
-// the log, in stats and in /readyz, and rebuilds the index from the
+// damaged store lost entries), it says so in the log, in stats and in
+// /readyz, and rebuilds the index from the
 // streams it is derived from (KH_FILES, KH_TOOLS, KH_KNOWLEDGE).
 func (n *Node) checkIntegrity(ctx context.Context) {
 	if err := WaitCaughtUp(ctx, n.js, n.Query.Engine().Revision); err != nil {
@@ -124,11 +124,14 @@ func (n *Node) checkIntegrity(ctx context.Context) {
 	if ctx.Err() != nil || (err == nil && len(missing) == 0) {
 		return
 	}
-	problem := fmt.Sprintf("index store damaged: %d files of %s have no document in %s; rebuilding", len(missing), contract.StreamFiles, contract.BucketIndex)
 	if err != nil {
-		problem = fmt.Sprintf("index store unreadable (%v); rebuilding", err)
+		// A read that fails (a cluster electing leaders, a timeout)
+		// proves no damage: say so, and never purge on it.
+		n.log.Warn("could not check the index against KH_FILES", "err", err)
+		return
 	}
-	n.log.Error("the index does not match KH_FILES; rebuilding it from KH_FILES", "missing", len(missing), "err", err)
+	problem := fmt.Sprintf("index store damaged: %d files of %s have no document in %s; rebuilding", len(missing), contract.StreamFiles, contract.BucketIndex)
+	n.log.Error("the index does not match KH_FILES; rebuilding it", "missing", len(missing))
 	n.Query.SetIntegrity(problem)
 	// A damaged store loses even the writes made after the damage; a
 	// purge of the whole bucket starts it afresh, and the replays write
