@@ -124,6 +124,15 @@ func (n *Node) checkIntegrity(ctx context.Context) {
 	if ctx.Err() != nil || (err == nil && len(missing) == 0) {
 		return
 	}
+	if err == nil {
+		// A file published while the check ran is not damage: it is
+		// missing only until the pipeline catches up with it. Count
+		// only what is still missing after it has.
+		missing, err = stillMissing(ctx, n, missing)
+	}
+	if ctx.Err() != nil || (err == nil && len(missing) == 0) {
+		return
+	}
 	if err != nil {
 		// A read that fails (a cluster electing leaders, a timeout)
 		// proves no damage: say so, and never purge on it.
@@ -131,7 +140,7 @@ func (n *Node) checkIntegrity(ctx context.Context) {
 		return
 	}
 	problem := fmt.Sprintf("index store damaged: %d files of %s have no document in %s; rebuilding", len(missing), contract.StreamFiles, contract.BucketIndex)
-	n.log.Error("the index does not match KH_FILES; rebuilding it", "missing", len(missing))
+	n.log.Error("the index does not match KH_FILES; rebuilding it", "missing", len(missing), "first", missing[0])
 	n.Query.SetIntegrity(problem)
 	// A damaged store loses even the writes made after the damage; a
 	// purge of the whole bucket starts it afresh, and the replays write
@@ -166,6 +175,29 @@ func (n *Node) checkIntegrity(ctx context.Context) {
 	}
 	n.Query.SetIntegrity("")
 	n.log.Info("index rebuilt", "files", res.Files, "tombstones", res.Tombstones, "tools", tools, "knowledge", entries)
+}
+
+// stillMissing waits for the pipeline to catch up again and returns the
+// subjects of before that are still missing.
+func stillMissing(ctx context.Context, n *Node, before []string) ([]string, error) {
+	if err := WaitCaughtUp(ctx, n.js, n.Query.Engine().Revision); err != nil {
+		return nil, err
+	}
+	now, err := MissingDocs(ctx, n.js)
+	if err != nil {
+		return nil, err
+	}
+	was := make(map[string]bool, len(before))
+	for _, s := range before {
+		was[s] = true
+	}
+	var out []string
+	for _, s := range now {
+		if was[s] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // purgeIndex removes every document from KH_INDEX's stream.
