@@ -12,12 +12,12 @@ import (
 // text.
 func jsonUnmatched(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern != "" {
+		h, pattern := mux.Handler(r)
+		if pattern != "" {
 			mux.ServeHTTP(w, r)
 			return
 		}
 		probe := &headerProbe{h: http.Header{}}
-		h, _ := mux.Handler(r)
 		h.ServeHTTP(probe, r)
 		switch probe.code {
 		case http.StatusMethodNotAllowed:
