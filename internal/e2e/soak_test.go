@@ -46,22 +46,24 @@ type supervised struct {
 	log  *os.File
 }
 
-func (s *supervised) start(t *testing.T, logDir string) {
-	t.Helper()
+// start starts the process; it is safe to call from any goroutine.
+func (s *supervised) start(logDir string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	logf, err := os.OpenFile(filepath.Join(logDir, s.name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", s.name, err)
+		logf.Close()
+		return fmt.Errorf("start %s: %w", s.name, err)
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); logf.Close(); close(done) }()
 	s.cmd, s.done, s.log = cmd, done, logf
+	return nil
 }
 
 func (s *supervised) running() bool {
@@ -135,7 +137,15 @@ func TestSoakKillsConverge(t *testing.T) {
 		{name: "indexer2", argv: append([]string{filepath.Join(bin, "indexer")}, args...)},
 	}
 	all := append([]*supervised{server}, workers...)
+	// The supervisor restarts whatever is not running, the server first;
+	// it is stopped before the processes are, however the test ends, so
+	// that nothing is restarted behind the clean-up and left running.
+	stopSup := make(chan struct{})
+	supDone := make(chan struct{})
+	var stopOnce sync.Once
+	stopSupervisor := func() { stopOnce.Do(func() { close(stopSup); <-supDone }) }
 	defer func() {
+		stopSupervisor()
 		for _, p := range slices.Backward(all) {
 			p.stop()
 		}
@@ -146,28 +156,26 @@ func TestSoakKillsConverge(t *testing.T) {
 			}
 		}
 	}()
-	server.start(t, logs)
+	if err := server.start(logs); err != nil {
+		close(supDone)
+		t.Fatal(err)
+	}
 	nc, err := broker.Connect(broker.ClientConfig{URL: url, Name: "soak"})
 	for deadline := time.Now().Add(10 * time.Second); err != nil && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond) // the server is starting
 		nc, err = broker.Connect(broker.ClientConfig{URL: url, Name: "soak"})
 	}
 	if err != nil {
+		close(supDone)
 		t.Fatal(err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
+		close(supDone)
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	for _, w := range workers {
-		w.start(t, logs)
-	}
-
-	// The supervisor restarts whatever is not running, the server first.
-	stopSup := make(chan struct{})
-	supDone := make(chan struct{})
 	go func() {
 		defer close(supDone)
 		tick := time.NewTicker(100 * time.Millisecond)
@@ -178,13 +186,16 @@ func TestSoakKillsConverge(t *testing.T) {
 				return
 			case <-tick.C:
 			}
-			if !server.running() {
-				server.start(t, logs)
-				continue
-			}
-			for _, w := range workers {
-				if !w.running() {
-					w.start(t, logs)
+			for _, p := range all {
+				if p.running() {
+					continue
+				}
+				if err := p.start(logs); err != nil {
+					t.Errorf("supervisor: %v", err)
+					return
+				}
+				if p == server {
+					break // the workers reconnect on their own; restart them on the next tick
 				}
 			}
 		}
@@ -260,8 +271,7 @@ func TestSoakKillsConverge(t *testing.T) {
 			break
 		}
 	}
-	close(stopSup)
-	<-supDone
+	stopSupervisor()
 	total := 0
 	for _, n := range kills {
 		total += n
