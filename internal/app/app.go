@@ -201,6 +201,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		}
 		n.Watcher = w
 		n.add("watcher", w.Run)
+		n.add("rescan", n.serveRescan)
 	}
 	if stages.Query {
 		q, err := query.New(cfg.Query, query.Deps{JS: js, Logger: log, Analyzer: an})

@@ -106,12 +106,21 @@ func pending(ctx context.Context, js jetstream.JetStream, stream, durable string
 // WaitCaughtUp polls until the pipeline has caught up and applied (a
 // replica's applied revision) has reached the index, or ctx ends.
 func WaitCaughtUp(ctx context.Context, js jetstream.JetStream, applied func() uint64) error {
+	return WatchCaughtUp(ctx, js, applied, nil)
+}
+
+// WatchCaughtUp is WaitCaughtUp that hands every position it reads to
+// observe (when not nil), for a progress display.
+func WatchCaughtUp(ctx context.Context, js jetstream.JetStream, applied func() uint64, observe func(Progress)) error {
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		p, err := ReadProgress(ctx, js)
 		if err == nil && p.CaughtUp(applied()) {
 			return nil
+		}
+		if err == nil && observe != nil {
+			observe(p)
 		}
 		select {
 		case <-ctx.Done():
@@ -127,5 +136,14 @@ func WaitCaughtUp(ctx context.Context, js jetstream.JetStream, applied func() ui
 // WaitPipeline polls until the chunker and the indexer have no pending
 // messages.
 func WaitPipeline(ctx context.Context, js jetstream.JetStream) error {
-	return WaitCaughtUp(ctx, js, func() uint64 { return ^uint64(0) })
+	return WatchPipeline(ctx, js, nil)
 }
+
+// WatchPipeline is WaitPipeline handing every position it reads to
+// observe (when not nil).
+func WatchPipeline(ctx context.Context, js jetstream.JetStream, observe func(Progress)) error {
+	return WatchCaughtUp(ctx, js, func() uint64 { return ^uint64(0) }, observe)
+}
+
+// InFlight is how many files are between the watcher and the index.
+func (p Progress) InFlight() int { return int(p.ChunkerPending + p.IndexerPending) }

@@ -70,17 +70,45 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 		hint += " --nats-url " + u
 	}
 	go func() {
-		select {
-		case <-node.Watcher.Ready():
-		case <-ctx.Done():
-			return
+		meter := NewMeter(out, "indexing", start)
+		var shown time.Time
+		show := func(p Progress, reading bool) {
+			if now := time.Now(); now.Sub(shown) >= 250*time.Millisecond {
+				shown = now
+				st := node.Query.Engine().Stats(true).Collections[contract.CollectionDocs]
+				s := MeterSample{Done: st.Sources, Total: st.Sources + p.InFlight(), Sections: st.Chunks, Reading: reading}
+				if !reading { // every file has been read: count files, not files with sections
+					sc := node.Watcher.Initial()
+					s.Total = sc.Published + sc.Unchanged
+					s.Done = s.Total - p.InFlight()
+				}
+				meter.Update(now, s)
+			}
 		}
+		// While the watcher reads the repositories, the total is not known.
+		tick := time.NewTicker(250 * time.Millisecond)
+		for reading := true; reading; {
+			select {
+			case <-node.Watcher.Ready():
+				reading = false
+			case <-ctx.Done():
+				tick.Stop()
+				return
+			case <-tick.C:
+				if p, err := ReadProgress(ctx, js); err == nil {
+					show(p, true)
+				}
+			}
+		}
+		tick.Stop()
 		select {
 		case <-node.API.Ready():
 		case <-ctx.Done():
 			return
 		}
-		if err := WaitCaughtUp(ctx, js, node.Query.Engine().Revision); err != nil {
+		err := WatchCaughtUp(ctx, js, node.Query.Engine().Revision, func(p Progress) { show(p, false) })
+		meter.Finish()
+		if err != nil {
 			return
 		}
 		st := node.Query.Engine().Stats(true).Collections[contract.CollectionDocs]

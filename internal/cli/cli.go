@@ -83,7 +83,7 @@ Usage:
   knowhub up [DIR ...] [--config knowhub.json]   run NATS, every worker and the HTTP API
   knowhub search "QUERY" [--top-k N] [--repo R] [--json]
   knowhub stats [--json]                          files, sections, repositories, pipeline position
-  knowhub reindex [--rescan] [--wait D]           rebuild the index by replaying KH_FILES
+  knowhub reindex [--rescan] [--wait D] [--json]  rebuild the index by replaying KH_FILES (--rescan: re-read the files)
   knowhub repos [list] | remove NAME               repositories in the index; remove one
   knowhub tools add CATALOG.json | rm NAME... | search "QUERY" [--type core|sourced] [--limit N]
   knowhub kb save|search|get|helpful|harmful|review|replay     knowledge entries

@@ -67,6 +67,10 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	}
 	expect("1 files and 0 tombstones republished", "reindex", "--wait", "10s")
 	expect(`"caught_up": true`, "reindex", "--wait", "10s", "--json")
+	// Without a configuration, a rescan asks the running watcher, which
+	// knows the repositories it was started with.
+	expect("rescanned docs: 1 files published", "reindex", "--rescan", "--wait", "10s")
+	expect(`"mode": "rescan"`, "reindex", "--rescan", "--json")
 
 	catalog := filepath.Join(t.TempDir(), "tools.json")
 	os.WriteFile(catalog, []byte(`[{"name":"Grep","description":"Search file contents with ripgrep.","type":"core"}]`), 0o644)
@@ -110,5 +114,13 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	}
 	if out, code := run(t, url, "frobnicate"); code != 2 || !strings.Contains(out, "unknown command") {
 		t.Errorf("unknown command: exit %d %q", code, out)
+	}
+}
+
+func TestRescanWithoutAWatcherSaysWhatToDo(t *testing.T) {
+	srv := natstest.Start(t, "")
+	out, code := run(t, srv.ClientURL(), "reindex", "--rescan")
+	if code != 1 || !strings.Contains(out, "no watcher is running") || !strings.Contains(out, "--config") {
+		t.Errorf("reindex --rescan with no watcher: exit %d %q, want exit 1 saying to start one or pass --config", code, out)
 	}
 }

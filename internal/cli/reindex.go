@@ -4,15 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/knowhub/knowhub/internal/app"
 	"github.com/knowhub/knowhub/internal/watcher"
 )
 
+// rescanTimeout bounds a rescan asked of the running watcher.
+const rescanTimeout = 10 * time.Minute
+
 func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := newCommon("reindex", "reindex [--rescan] [--wait D] [--json]", stdout, stderr)
-	rescan := c.fs.Bool("rescan", false, "re-read every repository of the configuration instead of replaying KH_FILES")
+	rescan := c.fs.Bool("rescan", false, "re-read every repository (of --config, or else of the running watcher) instead of replaying KH_FILES")
 	wait := c.fs.Duration("wait", 0, "wait up to this long for the pipeline to catch up (0: don't wait)")
 	asJSON := c.fs.Bool("json", false, "print a JSON summary at the end instead of text")
 	var sum struct {
@@ -45,10 +49,20 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer nc.Close()
 	start := time.Now()
-	if *rescan {
-		if len(cfg.Repositories) == 0 {
-			return usageError{fmt.Errorf("--rescan needs the repositories: pass --config")}
+	switch {
+	case *rescan && len(cfg.Repositories) == 0:
+		// No configuration names the repositories: the running watcher,
+		// which has them (`up DIR...`), reads them again.
+		rctx, cancel := context.WithTimeout(ctx, rescanTimeout)
+		defer cancel()
+		res, err := app.RequestRescan(rctx, nc)
+		if err != nil {
+			return err
 		}
+		sum.Mode, sum.Files, sum.Tombstones, sum.Skipped = "rescan", res.Published, res.Deleted, res.Skipped
+		fmt.Fprintf(text, "rescanned %s: %d files published, %d deleted, %d unchanged, %d skipped\n",
+			strings.Join(res.Repos, ", "), res.Published, res.Deleted, res.Unchanged, res.Skipped)
+	case *rescan:
 		if err := cfg.CheckPaths(); err != nil {
 			return err
 		}
@@ -66,7 +80,7 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		sum.Mode, sum.Files, sum.Tombstones, sum.Skipped = "rescan", res.Published, res.Deleted, res.Skipped
 		fmt.Fprintf(text, "rescanned: %d files published, %d deleted, %d skipped\n", res.Published, res.Deleted, res.Skipped)
-	} else {
+	default:
 		res, err := watcher.Replay(ctx, js)
 		if err != nil {
 			return err
@@ -78,7 +92,14 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if *wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, *wait)
 		defer cancel()
-		if err := app.WaitPipeline(wctx, js); err != nil {
+		// Progress goes to stderr, so that stdout stays the summary.
+		meter := app.NewMeter(stderr, "reindex", start)
+		total := sum.Files + sum.Tombstones
+		err := app.WatchPipeline(wctx, js, func(p app.Progress) {
+			meter.Update(time.Now(), app.MeterSample{Done: total - p.InFlight(), Total: total})
+		})
+		meter.Finish()
+		if err != nil {
 			return fmt.Errorf("wait for the pipeline: %w", err)
 		}
 		sum.CaughtUp = true

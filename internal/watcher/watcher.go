@@ -269,6 +269,15 @@ func New(cfg Config, deps Deps) (*Watcher, error) {
 // acknowledged by JetStream.
 func (w *Watcher) Ready() <-chan struct{} { return w.ready }
 
+// Repos names the repositories the watcher serves, in configuration order.
+func (w *Watcher) Repos() []string {
+	names := make([]string, len(w.repos))
+	for i, r := range w.repos {
+		names[i] = r.name
+	}
+	return names
+}
+
 // Initial returns what the initial sync did. It is set once Ready is
 // closed.
 func (w *Watcher) Initial() ScanResult { return w.initial }
