@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/knowhub/knowhub/internal/bus"
 	"github.com/knowhub/knowhub/internal/contract"
 )
 
@@ -61,9 +62,8 @@ func RemoveRepo(ctx context.Context, js jetstream.JetStream, name string) (int, 
 		msg.Header.Set(contract.HeaderSchema, strconv.Itoa(contract.SchemaVersion))
 		msg.Header.Set(nats.ExpectedLastSubjSeqHdr, strconv.FormatUint(f.seq, 10))
 		_, err := js.PublishMsg(ctx, msg)
-		var apiErr *jetstream.APIError
 		switch {
-		case errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence:
+		case bus.IsWrongLastSequence(err):
 			continue // changed meanwhile: its producer still serves it
 		case err != nil:
 			return n, fmt.Errorf("tombstone %s/%s: %w", f.repo, f.path, err)

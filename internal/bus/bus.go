@@ -324,3 +324,13 @@ func fromWatermill(wm *message.Message) *Message {
 	}
 	return m
 }
+
+// IsWrongLastSequence reports whether err is JetStream refusing a publish
+// whose Nats-Expected-Last-Subject-Sequence (or -Sequence) no longer holds:
+// someone else published first. Replicated streams report it with its own
+// code.
+func IsWrongLastSequence(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) &&
+		(apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
+}

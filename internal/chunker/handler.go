@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -73,6 +74,10 @@ type Worker struct {
 	js  jetstream.JetStream
 	red Redactor
 	log *slog.Logger
+
+	// files and chunks are the streams' handles, looked up on first use.
+	streamsMu     sync.Mutex
+	files, chunks jetstream.Stream
 }
 
 // New returns a chunker consuming KH_FILES on deps.NC; Run drives it.
@@ -201,11 +206,75 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 	if max := w.js.Conn().MaxPayload(); max > 0 && int64(len(msg.Data))+headerBytes(msg.Header) > max {
 		return bus.Permanent(fmt.Errorf("chunk set of %s/%s is %d bytes, over the server's max payload of %d", ev.Repo, ev.Path, len(msg.Data), max))
 	}
-	if _, err := w.js.PublishMsg(ctx, msg); err != nil {
+	published, err := w.publishNewest(ctx, msg, m.Seq)
+	if err != nil {
 		return fmt.Errorf("publish chunk set %s: %w", msg.Subject, err)
+	}
+	if !published {
+		w.log.Debug("a newer version is chunked already", "repo", ev.Repo, "path", ev.Path, "seq", m.Seq, "correlation", m.CorrelationID)
+		return nil
 	}
 	w.log.Debug("chunked", "repo", ev.Repo, "path", ev.Path, "chunks", len(cs.Chunks), "seq", m.Seq, "correlation", m.CorrelationID)
 	return nil
+}
+
+// publishNewest publishes msg, the chunk set of the file version at
+// KH_FILES sequence seq, unless KH_CHUNKS holds the chunk set of a version
+// as new or newer. KH_CHUNKS keeps one message per file, so a chunk set
+// published after a newer one would replace it before the indexer has
+// read it, and the newer version (a deletion, say) would be lost: two
+// chunkers, or a redelivery, race like that. The publish is a
+// compare-and-set on the file's last message; it reports whether msg was
+// published.
+func (w *Worker) publishNewest(ctx context.Context, msg *nats.Msg, seq uint64) (bool, error) {
+	for range 16 {
+		var lastSeq uint64
+		files, chunks, err := w.streams(ctx)
+		if err != nil {
+			return false, err
+		}
+		last, err := chunks.GetLastMsgForSubject(ctx, msg.Subject)
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+		case err != nil:
+			return false, err
+		default:
+			lastSeq = last.Sequence
+			src, perr := strconv.ParseUint(last.Header.Get(contract.HeaderSourceSeq), 10, 64)
+			if perr == nil && src >= seq {
+				// A source sequence past KH_FILES's last is forged: it
+				// must not stop the real versions.
+				info, err := files.Info(ctx)
+				if err != nil || src <= info.State.LastSeq {
+					return false, err
+				}
+			}
+		}
+		msg.Header.Set(nats.ExpectedLastSubjSeqHdr, strconv.FormatUint(lastSeq, 10))
+		_, err = w.js.PublishMsg(ctx, msg)
+		if bus.IsWrongLastSequence(err) {
+			continue // another chunk set of the file came first: look again
+		}
+		return err == nil, err
+	}
+	return false, fmt.Errorf("the chunk sets of %s kept changing", msg.Subject)
+}
+
+// streams returns the handles of KH_FILES and KH_CHUNKS.
+func (w *Worker) streams(ctx context.Context) (files, chunks jetstream.Stream, err error) {
+	w.streamsMu.Lock()
+	defer w.streamsMu.Unlock()
+	if w.files == nil {
+		if w.files, err = w.js.Stream(ctx, contract.StreamFiles); err != nil {
+			return nil, nil, err
+		}
+	}
+	if w.chunks == nil {
+		if w.chunks, err = w.js.Stream(ctx, contract.StreamChunks); err != nil {
+			return nil, nil, err
+		}
+	}
+	return w.files, w.chunks, nil
 }
 
 // rewrite replaces the file event m, whose content held secrets, with ev
@@ -225,9 +294,8 @@ func (w *Worker) rewrite(ctx context.Context, m *bus.Message, ev *contract.FileE
 	msg.Header.Set(contract.HeaderCorrelation, m.CorrelationID)
 	msg.Header.Set(nats.ExpectedLastSubjSeqHdr, strconv.FormatUint(m.Seq, 10))
 	_, err := w.js.PublishMsg(ctx, msg)
-	var apiErr *jetstream.APIError
 	switch {
-	case errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence:
+	case bus.IsWrongLastSequence(err):
 		return nil // a newer version of the file replaces this one anyway
 	case err != nil:
 		return fmt.Errorf("rewrite redacted file event %s: %w", m.Subject, err)

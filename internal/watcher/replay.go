@@ -2,7 +2,6 @@ package watcher
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/knowhub/knowhub/internal/bus"
 	"github.com/knowhub/knowhub/internal/contract"
 )
 
@@ -61,9 +61,8 @@ func Replay(ctx context.Context, js jetstream.JetStream) (ReplayResult, error) {
 		}
 		out.Header.Set(nats.ExpectedLastSubjSeqHdr, strconv.FormatUint(md.Sequence.Stream, 10))
 		_, err = js.PublishMsg(ctx, out)
-		var apiErr *jetstream.APIError
 		switch {
-		case errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence:
+		case bus.IsWrongLastSequence(err):
 			res.Changed++
 		case err != nil:
 			return res, fmt.Errorf("republish %s: %w", msg.Subject(), err)
