@@ -160,7 +160,7 @@ export default {
           properties: {
             query: { type: "string" },
             top_k: { type: "integer", minimum: 1, maximum: 20, description: "default 5" },
-            min_score: { type: "integer", minimum: 1, maximum: 5, description: "minimum author score (default 3)" },
+            min_score: { type: "number", minimum: 0, maximum: 5, description: "minimum author score, 1 to 5 (default 3)" },
             types: { type: "array", items: { type: "string", enum: KB_TYPES } },
           },
         },

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -189,6 +190,19 @@ func intParam(v, name string) (int, error) {
 		return 0, errors.New(name + " must be a non-negative integer")
 	}
 	return n, nil
+}
+
+// numberParam parses a non-negative number ("3", "3.5"), or zero when v
+// is empty.
+func numberParam(v, name string) (float64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, errors.New(name + " must be a non-negative number")
+	}
+	return f, nil
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

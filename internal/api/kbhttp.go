@@ -82,7 +82,7 @@ func (s *Service) httpSearchKB(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	if req.MinScore, err = intParam(q.Get("min_score"), "min_score"); err != nil {
+	if req.MinScore, err = numberParam(q.Get("min_score"), "min_score"); err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}

@@ -211,7 +211,7 @@ type ToolRef struct {
 type KBSearchInput struct {
 	Query    string   `json:"query" jsonschema:"the task you are about to do, or the problem you hit"`
 	TopK     int      `json:"top_k,omitempty" jsonschema:"how many entries to return"`
-	MinScore int      `json:"min_score,omitempty" jsonschema:"only entries their author rated at least this (1-5)"`
+	MinScore float64  `json:"min_score,omitempty" jsonschema:"only entries their author rated at least this (1-5)"`
 	Types    []string `json:"types,omitempty" jsonschema:"only entries of these types"`
 }
 

@@ -142,6 +142,19 @@ func TestKnowledgeSaveSearchFeedback(t *testing.T) {
 	if r := a.search(aliceToken, "vitest watch mode", 0, "&min_score=5"); r.Count != 0 {
 		t.Errorf("min_score=5 kept %v", ids(r))
 	}
+	// min_score is a number: 3.5 keeps the entry scored 4, 4.5 does not.
+	if r := a.search(aliceToken, "vitest watch mode", 0, "&min_score=3.5"); r.Count != 1 {
+		t.Errorf("min_score=3.5 kept %v, want the entry scored 4", ids(r))
+	}
+	if r := a.search(aliceToken, "vitest watch mode", 0, "&min_score=4.5"); r.Count != 0 {
+		t.Errorf("min_score=4.5 kept %v", ids(r))
+	}
+	for _, bad := range []string{"abc", "-1", "NaN", "6"} {
+		var r searchReply
+		if code := a.do("GET", "/api/knowledge/search?q=vitest&min_score="+bad, aliceToken, nil, &r); code != 400 || !strings.Contains(r.Error, "min_score") {
+			t.Errorf("min_score=%s: %d %q, want 400 naming min_score", bad, code, r.Error)
+		}
+	}
 	if r := a.search(aliceToken, "vitest watch mode", 0, "&types=plan"); r.Count != 0 {
 		t.Errorf("types=plan kept %v", ids(r))
 	}

@@ -54,7 +54,8 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// Each subcommand has only the flags it reads.
 	var (
 		task, content, owner, source, format, outcome, reason, tid = new(string), new(string), new(string), new(string), new(string), new(string), new(string), new(string)
-		score, minScore, topK                                      = new(int), new(int), new(int)
+		score, topK                                                = new(int), new(int)
+		minScore                                                   = new(float64)
 		asJSON                                                     = new(bool)
 		types, scopes                                              stringList
 	)
@@ -76,7 +77,7 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		c.fs.Var(&scopes, "scopes", "scopes, comma-separated (kind:value)")
 	}
 	if has("search") {
-		minScore = c.fs.Int("min-score", 0, "only entries with at least this author score (0-5)")
+		minScore = c.fs.Float64("min-score", 0, "only entries with at least this author score (0-5, any number)")
 		topK = c.fs.Int("top-k", 5, "number of entries")
 		format = c.fs.String("format", "", "json (default) or prompt")
 	}

@@ -143,10 +143,11 @@ type KBSearchRequest struct {
 	// for a caller of an open node (no tokens) that names no scopes; it is
 	// never read from a request body.
 	AllScopes bool `json:"-"`
-	// MinScore keeps only entries whose author score is at least this; zero
-	// means no filter.
-	MinScore int    `json:"min_score,omitempty"`
-	Format   string `json:"format,omitempty"`
+	// MinScore keeps only entries whose author score is at least this
+	// (any number: 3.5 keeps the entries scored 4 and 5); zero means no
+	// filter.
+	MinScore float64 `json:"min_score,omitempty"`
+	Format   string  `json:"format,omitempty"`
 }
 
 // KBHit is one ranked entry in a search response.

@@ -317,8 +317,8 @@ func ValidateSearch(r *SearchRequest) error {
 	}
 	r.Types = p.types("types", r.Types, false)
 	r.Scopes = p.scopes("scopes", r.Scopes)
-	if r.MinScore < 0 || r.MinScore > MaxScore {
-		p.add("min_score", "%d is outside 0–%d", r.MinScore, MaxScore)
+	if !(r.MinScore >= 0 && r.MinScore <= MaxScore) { // NaN too
+		p.add("min_score", "%g is outside 0–%d", r.MinScore, MaxScore)
 	}
 	switch r.Format {
 	case "":

@@ -231,6 +231,6 @@ func FuzzValidate(f *testing.F) {
 		if _, err := Fold(nil, ev, 1); err != nil {
 			t.Fatalf("valid save does not fold: %v", err)
 		}
-		_ = ValidateSearch(&SearchRequest{Query: task, Types: []string{typ}, Scopes: []string{scope}, MinScore: score})
+		_ = ValidateSearch(&SearchRequest{Query: task, Types: []string{typ}, Scopes: []string{scope}, MinScore: float64(score)})
 	})
 }

@@ -41,7 +41,7 @@ type Filter struct {
 	// All sees every scope (see SearchRequest.AllScopes).
 	All      bool
 	Types    []string
-	MinScore int
+	MinScore float64
 }
 
 // FilterOf returns the filter of a validated search request.
@@ -52,7 +52,7 @@ func FilterOf(r *SearchRequest) Filter {
 // Allow reports whether e passes the filter. Only active entries pass:
 // quarantined, superseded and revoked entries are never served.
 func (f Filter) Allow(e *Entry) bool {
-	if e == nil || e.State != StateActive || e.Eval.Score < f.MinScore || !f.All && !Visible(e.Scopes, f.Scopes) {
+	if e == nil || e.State != StateActive || float64(e.Eval.Score) < f.MinScore || !f.All && !Visible(e.Scopes, f.Scopes) {
 		return false
 	}
 	if len(f.Types) == 0 {
