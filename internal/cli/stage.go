@@ -16,9 +16,11 @@ import (
 func Stage(ctx context.Context, name string, stages app.Stages, args []string, stdout, stderr io.Writer) int {
 	c := newCommon(name, name+" [flags]", stdout, stderr)
 	cpuProfile := c.fs.String("cpuprofile", "", "write a CPU profile of the worker to `file` until it stops")
-	var httpListen *string
+	var httpListen, metricsListen *string
 	if stages.Query {
-		httpListen = c.fs.String("http", "", "HTTP API `host:port`, or off (default 127.0.0.1:7700)")
+		httpListen = c.fs.String("http", "", "HTTP API `host:port`, or off (default 127.0.0.1:7700); it serves /metrics, /healthz and /readyz too")
+	} else {
+		metricsListen = c.fs.String("metrics", "", "serve /metrics, /healthz and /readyz on `host:port` (default off)")
 	}
 	err := func() error {
 		if _, err := c.parse(args); err != nil {
@@ -66,7 +68,15 @@ func Stage(ctx context.Context, name string, stages app.Stages, args []string, s
 		if err != nil {
 			return err
 		}
-		log.Info("worker started", "stage", name, "nats", nc.ConnectedUrlRedacted(), "http", node.HTTPAddr())
+		addr := node.HTTPAddr()
+		if metricsListen != nil && *metricsListen != "" {
+			a, err := node.ListenHealth(*metricsListen)
+			if err != nil {
+				return err
+			}
+			addr = a.String()
+		}
+		log.Info("worker started", "stage", name, "nats", nc.ConnectedUrlRedacted(), "http", addr)
 		return node.Run(ctx)
 	}()
 	switch {
