@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -145,6 +147,7 @@ func TestMetricsAreScrapedFromARealNode(t *testing.T) {
 			t.Errorf("%s missing from /metrics", name)
 		}
 	}
+	checkDashboard(t, fams)
 	// Scraping counts as a request too, by its own route.
 	fams = scrape(t, base+"/metrics")
 	if v, _ := value(fams, "knowhub_http_requests_total", "endpoint", "GET /metrics", "code", "200"); v != 1 {
@@ -198,5 +201,42 @@ func TestMicroEndpointsCarryTheirSchemas(t *testing.T) {
 		if !seen[name] {
 			t.Errorf("endpoint %s missing from the service info (%v)", name, seen)
 		}
+	}
+}
+
+// checkDashboard fails when the Grafana dashboard in deploy/ queries a
+// metric that a real node does not serve.
+func checkDashboard(t *testing.T, fams map[string]*dto.MetricFamily) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "deploy", "grafana-dashboard.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(data, &dash); err != nil {
+		t.Fatalf("deploy/grafana-dashboard.json: %v", err)
+	}
+	name := regexp.MustCompile(`\b(?:knowhub|go|process)_[a-z_]+\b`)
+	queried := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			for _, m := range name.FindAllString(tg.Expr, -1) {
+				queried++
+				m = strings.TrimSuffix(m, "_bucket")
+				if fams[m] == nil {
+					t.Errorf("dashboard panel %q queries %s, which /metrics does not serve", p.Title, m)
+				}
+			}
+		}
+	}
+	if queried < 20 {
+		t.Errorf("the dashboard queries %d metrics; it should chart requests, lag, dead letters, index size and memory", queried)
 	}
 }
