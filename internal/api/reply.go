@@ -1,12 +1,10 @@
 package api
 
-import (
-	gojson "github.com/goccy/go-json"
-)
+import "encoding/json"
 
-// encodeReply encodes a reply as encoding/json would, byte for byte, in
-// about half the time: on a docs search, encoding the ten hits with their
-// snippets cost a fifth of the search itself.
+// encodeReply encodes a reply. A faster encoder halved this cost (about
+// 16µs of a docs reply's 0.2ms search), too little for a user to notice
+// and not worth a seventh of a cold build's compile time.
 func encodeReply(v any) ([]byte, error) {
-	return gojson.Marshal(v)
+	return json.Marshal(v)
 }
