@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,6 +68,13 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	}
 	expect("1 files and 0 tombstones republished", "reindex", "--wait", "10s")
 	expect(`"caught_up": true`, "reindex", "--wait", "10s", "--json")
+	// A rescan takes the repositories from an OpenClaw config, as up does.
+	oc := filepath.Join(t.TempDir(), "openclaw.json")
+	os.WriteFile(oc, []byte(`{"plugins":{"entries":{"knowhub":{"config":{"repositories":[{"name":"docs","path":`+strconv.Quote(docs)+`,"priority":10}]}}}}}`), 0o600)
+	expect("rescanned: 1 files published", "reindex", "--rescan", "--openclaw", oc, "--wait", "10s")
+	if out, code := run(t, url, "reindex", "--rescan"); code != 2 || !strings.Contains(out, "pass --config or --openclaw") {
+		t.Errorf("reindex --rescan without repositories: exit %d %q, want a usage error naming --openclaw", code, out)
+	}
 
 	catalog := filepath.Join(t.TempDir(), "tools.json")
 	os.WriteFile(catalog, []byte(`[{"name":"Grep","description":"Search file contents with ripgrep.","type":"core"}]`), 0o644)

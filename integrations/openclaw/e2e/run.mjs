@@ -34,7 +34,13 @@ function run(cmd, args, opts = {}) {
   });
 }
 
-const freePort = () => new Promise((r) => { const s = createServer(); s.listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => r(p)); }); });
+// Ports: any free one, or the next free one from E2E_PORT_BASE upwards.
+let nextPort = Number(process.env.E2E_PORT_BASE || 0);
+const freePort = () => new Promise((resolve, reject) => {
+  const s = createServer();
+  s.once("error", (e) => { if (!nextPort) return reject(e); nextPort++; freePort().then(resolve, reject); });
+  s.listen(nextPort, "127.0.0.1", () => { const p = s.address().port; if (nextPort) nextPort++; s.close(() => resolve(p)); });
+});
 async function until(what, fn, ms = 30_000) {
   const end = Date.now() + ms;
   for (;;) {
@@ -84,7 +90,8 @@ const model = createServer((req, res) => {
     res.end();
   });
 });
-await new Promise((r) => model.listen(0, "127.0.0.1", r));
+const modelListen = await freePort();
+await new Promise((r) => model.listen(modelListen, "127.0.0.1", r));
 const modelPort = model.address().port;
 
 const home = join(tmp, "oc");
