@@ -201,13 +201,18 @@ writeFileSync(gwCfgPath, JSON.stringify({
   agents: { defaults: { model: { primary: "fake/m" } } },
   tools: { toolSearch: false },
   logging: { file: join(tmp, "gateway.log") },
-  plugins: { load: { paths: [join(here, "..")] }, allow: ["knowhub"], entries: { knowhub: { enabled: true, hooks: { allowConversationAccess: true }, config: {
+  plugins: { allow: ["knowhub"], entries: { knowhub: { enabled: true, hooks: { allowConversationAccess: true }, config: {
     apiUrl: mApi, reminderMode: "normal", knowhubBin: knowhub, httpListen: `127.0.0.1:${mHttp}`, natsListen: `127.0.0.1:${mNats}`, dataDir: join(tmp, "managed"),
     repositories: [{ name: "fixture", path: join(here, "fixtures/docs"), priority: 1 }],
   } } } },
 }));
 const gwEnv = { ...process.env, OPENCLAW_HOME: join(tmp, "gw"), OPENCLAW_CONFIG_PATH: gwCfgPath, OPENCLAW_OFFLINE: "1" };
 const gwc = (args) => run(openclaw, args, { env: gwEnv });
+// This gateway gets the plugin as the README installs it, not from the checkout's path.
+const inst = await gwc(["plugins", "install", "--force", "--accept-capabilities", join(here, "..")]);
+const gwCfg = JSON.parse(readFileSync(gwCfgPath, "utf8"));
+check("openclaw plugins install: the README's install keeps the plugin's config", inst.code === 0 && /Installed plugin: knowhub/.test(inst.stdout) && gwCfg.plugins?.entries?.knowhub?.config?.repositories?.length === 1,
+  inst.stdout.slice(-800) + inst.stderr.slice(-800) + JSON.stringify(gwCfg.plugins ?? {}).slice(0, 800));
 const call = (method, params) => gwc(["gateway", "call", method, "--url", `ws://127.0.0.1:${gwPort}`, "--token", gwToken, "--json", "--params", JSON.stringify(params)]);
 const strip = (t) => t.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
 // managedPids lists the knowhub processes serving the managed HTTP port.
