@@ -9,7 +9,7 @@
 // Env: OPENCLAW_BIN, KNOWHUB_BIN (Node 24 first on PATH). Standard library only.
 
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
@@ -128,6 +128,48 @@ const oc = (args, o = {}) => run(openclaw, args, { env, ...o });
 const toolText = (req, i) => { const m = thisTurn(req.messages).filter((x) => x.role === "tool")[i]; return typeof m?.content === "string" ? m.content : JSON.stringify(m?.content ?? ""); };
 const systemText = (req) => (req.messages ?? []).filter((m) => m.role === "system" || m.role === "developer").map((m) => typeof m.content === "string" ? m.content : JSON.stringify(m.content)).join("\n");
 
+const mHttp = await freePort(), mNats = await freePort();
+const mApi = `http://127.0.0.1:${mHttp}`;
+if (process.env.E2E_PORT_BASE) nextPort = Number(process.env.E2E_PORT_BASE) + 500; // the gateway uses ports above its own
+const gwPort = await freePort();
+const gwToken = "e2e-gateway-token";
+// Its own directory: OpenClaw installs plugins next to the config file.
+mkdirSync(join(tmp, "gw"));
+const gwCfgPath = join(tmp, "gw", "openclaw.json");
+writeFileSync(gwCfgPath, JSON.stringify({
+  models: JSON.parse(readFileSync(cfgPath, "utf8")).models,
+  agents: { defaults: { model: { primary: "fake/m" } } },
+  tools: { toolSearch: false },
+  logging: { file: join(tmp, "gateway.log") },
+  plugins: { allow: ["knowhub"], entries: { knowhub: { enabled: true, hooks: { allowConversationAccess: true }, config: {
+    apiUrl: mApi, reminderMode: "normal", knowhubBin: knowhub, httpListen: `127.0.0.1:${mHttp}`, natsListen: `127.0.0.1:${mNats}`, dataDir: join(tmp, "managed"),
+    repositories: [{ name: "fixture", path: join(here, "fixtures/docs"), priority: 1 }],
+  } } } },
+}));
+const gwEnv = { ...process.env, OPENCLAW_HOME: join(tmp, "gw"), OPENCLAW_CONFIG_PATH: gwCfgPath, OPENCLAW_OFFLINE: "1" };
+const gwc = (args) => run(openclaw, args, { env: gwEnv });
+const call = (method, params) => gwc(["gateway", "call", method, "--url", `ws://127.0.0.1:${gwPort}`, "--token", gwToken, "--json", "--params", JSON.stringify(params)]);
+const strip = (t) => t.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+// managedPids lists the knowhub processes serving the managed HTTP port.
+const managedPids = () => readdirSync("/proc").filter((d) => /^\d+$/.test(d)).filter((d) => {
+  try { const a = readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0"); return a[0] === knowhub && a.includes(`127.0.0.1:${mHttp}`); } catch { return false; }
+}).map(Number);
+leftovers = managedPids;
+const alive = (pid) => { try { process.kill(pid, 0); return !readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z"); } catch { return false; } };
+
+// The gateway starts while the checks above run. It gets the plugin as the
+// README installs it, not from the checkout's path.
+let gw = null, gwLog = "", gwExit = null, t5 = 0;
+const gwStarted = gwc(["plugins", "install", "--force", "--accept-capabilities", join(here, "..")]).then((inst) => {
+  gw = spawn(openclaw, ["gateway", "run", "--port", String(gwPort), "--bind", "loopback", "--auth", "token", "--token", gwToken, "--allow-unconfigured"], { env: gwEnv, stdio: ["ignore", "pipe", "pipe"] });
+  children.add(gw);
+  gwExit = new Promise((r) => gw.on("exit", (code, sig) => { children.delete(gw); r({ code, sig }); }));
+  gw.stdout.on("data", (d) => (gwLog += d));
+  gw.stderr.on("data", (d) => (gwLog += d));
+  t5 = Date.now();
+  return inst;
+});
+
 // 1. Every tool in one real agent run.
 script = [
   { tool: "semantic_doc_search", args: { query: "heartbeat interval", topK: 3 } },
@@ -190,49 +232,15 @@ check("reminder: the session's next run is introduced again (the count was clear
 // the configured repositories; /docsearch through chat.send answers from it
 // without a model call; the docsearch commands reindex it; the knowhub child
 // goes away with the gateway.
-const mHttp = await freePort(), mNats = await freePort();
-const mApi = `http://127.0.0.1:${mHttp}`;
-if (process.env.E2E_PORT_BASE) nextPort = Number(process.env.E2E_PORT_BASE) + 500; // the gateway uses ports above its own
-const gwPort = await freePort();
-const gwToken = "e2e-gateway-token";
-const gwCfgPath = join(tmp, "gateway.json");
-writeFileSync(gwCfgPath, JSON.stringify({
-  models: JSON.parse(readFileSync(cfgPath, "utf8")).models,
-  agents: { defaults: { model: { primary: "fake/m" } } },
-  tools: { toolSearch: false },
-  logging: { file: join(tmp, "gateway.log") },
-  plugins: { allow: ["knowhub"], entries: { knowhub: { enabled: true, hooks: { allowConversationAccess: true }, config: {
-    apiUrl: mApi, reminderMode: "normal", knowhubBin: knowhub, httpListen: `127.0.0.1:${mHttp}`, natsListen: `127.0.0.1:${mNats}`, dataDir: join(tmp, "managed"),
-    repositories: [{ name: "fixture", path: join(here, "fixtures/docs"), priority: 1 }],
-  } } } },
-}));
-const gwEnv = { ...process.env, OPENCLAW_HOME: join(tmp, "gw"), OPENCLAW_CONFIG_PATH: gwCfgPath, OPENCLAW_OFFLINE: "1" };
-const gwc = (args) => run(openclaw, args, { env: gwEnv });
-// This gateway gets the plugin as the README installs it, not from the checkout's path.
-const inst = await gwc(["plugins", "install", "--force", "--accept-capabilities", join(here, "..")]);
+const inst = await gwStarted;
 const gwCfg = JSON.parse(readFileSync(gwCfgPath, "utf8"));
 check("openclaw plugins install: the README's install keeps the plugin's config", inst.code === 0 && /Installed plugin: knowhub/.test(inst.stdout) && gwCfg.plugins?.entries?.knowhub?.config?.repositories?.length === 1,
   inst.stdout.slice(-800) + inst.stderr.slice(-800) + JSON.stringify(gwCfg.plugins ?? {}).slice(0, 800));
-const call = (method, params) => gwc(["gateway", "call", method, "--url", `ws://127.0.0.1:${gwPort}`, "--token", gwToken, "--json", "--params", JSON.stringify(params)]);
-const strip = (t) => t.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
-// managedPids lists the knowhub processes serving the managed HTTP port.
-const managedPids = () => readdirSync("/proc").filter((d) => /^\d+$/.test(d)).filter((d) => {
-  try { const a = readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0"); return a[0] === knowhub && a.includes(`127.0.0.1:${mHttp}`); } catch { return false; }
-}).map(Number);
-leftovers = managedPids;
-const alive = (pid) => { try { process.kill(pid, 0); return !readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z"); } catch { return false; } };
-
-const gw = spawn(openclaw, ["gateway", "run", "--port", String(gwPort), "--bind", "loopback", "--auth", "token", "--token", gwToken, "--allow-unconfigured"], { env: gwEnv, stdio: ["ignore", "pipe", "pipe"] });
-children.add(gw);
-let gwLog = "";
-const gwExit = new Promise((r) => gw.on("exit", (code, sig) => { children.delete(gw); r({ code, sig }); }));
-gw.stdout.on("data", (d) => (gwLog += d));
-gw.stderr.on("data", (d) => (gwLog += d));
-const t5 = Date.now();
 const ready = await until("gateway ready", () => strip(gwLog).split("\n").some((l) => /(^|\s)\[gateway\] ready$/.test(l.trim())), 120_000).catch((e) => e);
 check("gateway: ready", !(ready instanceof Error), gwLog.slice(-1500));
 if (!(ready instanceof Error)) {
-  console.log(`     gateway ready in ${((Date.now() - t5) / 1000).toFixed(1)} s`);
+  console.log(`     gateway ready ${((Date.now() - t5) / 1000).toFixed(1)} s after its start`);
+  const t6 = Date.now();
   const indexed = await until("managed knowhub indexed the repositories", async () => {
     const r = await fetch(`${mApi}/api/docs/search?q=heartbeat+interval`);
     return r.ok && (await r.json()).hits?.some((h) => h.repo === "fixture" && h.path === "gateway-heartbeat.md");
@@ -279,7 +287,7 @@ if (!(ready instanceof Error)) {
     if (pids.some(alive)) return false;
     try { await fetch(`${mApi}/healthz`); return false; } catch { return true; }
   }, 20_000).catch((e) => e);
-  console.log(`     gateway phase took ${((Date.now() - t5) / 1000).toFixed(1)} s`);
+  console.log(`     gateway checks took ${((Date.now() - t6) / 1000).toFixed(1)} s`);
   check("managed mode: the knowhub child is gone with the gateway", ex !== null && !(gone instanceof Error) && managedPids().length === 0, `gateway exit ${JSON.stringify(ex)}; still running: ${JSON.stringify(managedPids())}`);
 }
 
