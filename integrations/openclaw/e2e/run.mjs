@@ -258,7 +258,7 @@ if (!(ready instanceof Error)) {
     if (m.length) reply = m[0][0];
     return m.length ? h.stdout : null;
   }, 60_000).catch((e) => e);
-  check("/docsearch via chat.send: the top hit by path, at most 3", !(hist instanceof Error) && /> Heartbeat interval/.test(reply) && !/\[4\]/.test(reply),
+  check("/docsearch via chat.send: the top hit by path", !(hist instanceof Error) && /> Heartbeat interval/.test(reply),
     hist instanceof Error ? `${hist.message}\n${sent.stdout.slice(-500)}${sent.stderr.slice(-500)}` : reply);
   check("/docsearch via chat.send: no model call", requests.length === before, `${requests.length - before} model requests`);
 

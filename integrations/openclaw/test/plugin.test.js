@@ -8,14 +8,14 @@ import { INTRO, REMINDER } from "../lib.js";
 // hooks and tools as OpenClaw would call them for one session's runs.
 async function registered(config) {
   const hooks = {};
-  let factory;
+  let factory, command;
   const api = {
     pluginConfig: config,
     config: { plugins: { entries: { knowhub: { hooks: { allowConversationAccess: true } } } } },
     logger: { warn() {}, info() {} },
     on: (name, fn) => (hooks[name] ??= []).push(fn),
     registerTool: (f) => { factory = f; },
-    registerCommand() {}, registerCli() {}, registerService() {},
+    registerCommand: (c) => { command = c; }, registerCli() {}, registerService() {},
   };
   plugin.register(api);
   const fire = async (name, event, ctx) => {
@@ -23,7 +23,7 @@ async function registered(config) {
     for (const fn of hooks[name] ?? []) out = (await fn(event, ctx)) ?? out;
     return out;
   };
-  return { fire, tools: (ctx) => Object.fromEntries(factory(ctx).map((t) => [t.name, t])) };
+  return { fire, command, tools: (ctx) => Object.fromEntries(factory(ctx).map((t) => [t.name, t])) };
 }
 
 test("plugin: the reminder rides on a tool result every N model calls; the run's end clears the count", async () => {
@@ -47,6 +47,28 @@ test("plugin: the reminder rides on a tool result every N model calls; the run's
     assert.deepEqual(await run(7), { intro: INTRO, notes: [3, 6] });
     assert.deepEqual(await run(2), { intro: INTRO, notes: [] }, "a new run: introduced again, counted from zero");
     assert.deepEqual(await run(3), { intro: INTRO, notes: [3] });
+  } finally {
+    srv.close();
+  }
+});
+
+test("plugin: /docsearch asks for the top 3 and answers from knowhub alone", async () => {
+  const asked = [];
+  const srv = createServer((req, res) => {
+    asked.push(new URL(req.url, "http://x").searchParams);
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ hits: [1, 2, 3].map((i) => ({ repo: "core", path: `p${i}.md`, heading_path: ["H"], score: 4 - i, content: "text" })) }));
+  });
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  try {
+    const { command } = await registered({ apiUrl: `http://127.0.0.1:${srv.address().port}` });
+    assert.equal(command.name, "docsearch");
+    const r = await command.handler({ args: " heartbeat interval " });
+    assert.equal(asked.length, 1);
+    assert.equal(asked[0].get("q"), "heartbeat interval");
+    assert.equal(asked[0].get("top_k"), "3");
+    assert.match(r.text, /^3 documentation sections for "heartbeat interval":\n\n\[1\] core:p1\.md > H/);
+    assert.deepEqual(await command.handler({ args: "" }), { text: "usage: /docsearch <query>" });
   } finally {
     srv.close();
   }
