@@ -33,7 +33,9 @@ OPENCLAW_BIN=$openclaw KNOWHUB_BIN="$bin/knowhub" node integrations/openclaw/e2e
 echo "openclaw.sh: plugin e2e in $(( $(date +%s) - t2 ))s"
 # knowhub's MCP server through OpenClaw's MCP client, on the same fixture.
 t3=$(date +%s)
-port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+# E2E_PORT_BASE: take the checks' ports from there upwards (default: any free).
+port=$(node -e 'const b=+(process.env.E2E_PORT_BASE||0)+900*!!process.env.E2E_PORT_BASE;const s=require("net").createServer().listen(b,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+[ -n "${E2E_PORT_BASE:-}" ] && export FAKE_MODEL_PORT=$((port + 1))
 "$bin/knowhub" up integrations/openclaw/e2e/fixtures/docs --data "$bin/data" --http off --nats-listen "127.0.0.1:$port" 2>"$bin/up.log" &
 khpid=$!
 trap 'kill $khpid 2>/dev/null; rm -rf "$bin"' EXIT

@@ -3,7 +3,7 @@
 // HTTP API. No runtime dependencies.
 
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
+import { mkdtempSync, writeFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, delimiter } from "node:path";
 import {
@@ -14,7 +14,7 @@ import {
 const TOOL_NAMES = ["semantic_doc_search", "kb_search", "kb_save", "kb_update", "kh_tool_search"];
 
 // One state per process: register() runs several times (modes).
-const state = { reminders: null, warned: new Set(), child: null, childStarting: null, hookSeen: false };
+const state = { reminders: null, warned: new Set(), child: null, hookSeen: false };
 
 const text = (t, details = {}) => ({ content: [{ type: "text", text: t }], details });
 const failed = (what, r) => text(`${what} failed: ${r.error}`, { error: r.error, status: r.status ?? 0 });
@@ -38,27 +38,39 @@ export function findKnowhub(cfg) {
   return "";
 }
 
-// Managed mode: `knowhub up` with the plugin's repositories, started when
-// first needed and stopped with the gateway.
-function startManaged(cfg, logger) {
-  if (state.child || state.childStarting || !cfg.repositories.length) return;
-  const bin = findKnowhub(cfg);
-  if (!bin) { warnOnce(logger, "nobin", "knowhub: repositories are configured but no knowhub binary was found (set knowhubBin or put knowhub on PATH)"); return; }
+// reposFile writes the plugin's repositories and patterns as an OpenClaw
+// config that `knowhub up --openclaw` and `knowhub reindex --openclaw` read.
+function reposFile(cfg) {
   const dir = mkdtempSync(join(tmpdir(), "knowhub-openclaw-"));
   const file = join(dir, "openclaw.json");
   const pc = { repositories: cfg.repositories };
   if (cfg.secretPatterns.length) pc.secretPatterns = cfg.secretPatterns;
   if (cfg.chunkMaxTokens) pc.chunkMaxTokens = cfg.chunkMaxTokens;
   writeFileSync(file, JSON.stringify({ plugins: { entries: { knowhub: { config: pc } } } }), { mode: 0o600 });
+  return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+// Managed mode: `knowhub up` with the plugin's repositories, started with
+// the gateway's services and stopped with them (or, failing that, when the
+// gateway process exits).
+function startManaged(cfg, logger) {
+  if (state.child || !cfg.repositories.length) return;
+  const bin = findKnowhub(cfg);
+  if (!bin) { warnOnce(logger, "nobin", "knowhub: repositories are configured but no knowhub binary was found (set knowhubBin or put knowhub on PATH)"); return; }
+  const { file, remove } = reposFile(cfg);
   const u = new URL(cfg.apiUrl);
   const args = ["up", "--openclaw", file, "--http", cfg.httpListen || `${u.hostname}:${u.port || 7700}`];
   if (cfg.natsListen) args.push("--nats-listen", cfg.natsListen);
   if (cfg.dataDir) args.push("--data", cfg.dataDir);
   const child = spawn(bin, args, { stdio: ["ignore", "ignore", "pipe"] });
   state.child = child;
+  const onExit = () => { try { child.kill("SIGTERM"); } catch { /* gone */ } };
+  process.once("exit", onExit);
   let tail = "";
   child.stderr.on("data", (d) => { tail = (tail + d).slice(-2000); });
   child.on("exit", (code, sig) => {
+    process.removeListener("exit", onExit);
+    remove();
     if (state.child === child) state.child = null;
     if (code) logger?.warn?.(`knowhub: managed knowhub up exited with ${code}: ${tail.trim().split("\n").pop()}`);
     else if (!sig) logger?.info?.("knowhub: managed knowhub up exited");
@@ -102,14 +114,24 @@ async function statusText(client, cfg, openclawConfig) {
   return lines.join("\n");
 }
 
+// reindex runs `knowhub reindex`: a replay of the indexed files, or with
+// full a re-read of the plugin's repositories.
 function reindex(cfg, full) {
   const bin = findKnowhub(cfg);
   if (!bin) return { ok: false, text: "docsearch index needs the knowhub binary (knowhubBin or PATH)" };
+  if (full && !cfg.repositories.length) {
+    return { ok: false, text: "docsearch index --full re-reads the repositories of the plugin config, and it lists none; a knowhub started with its own configuration re-reads them with `knowhub reindex --rescan --config <file>`" };
+  }
   const args = ["reindex", "--wait", "1m"];
-  if (full) args.push("--rescan");
+  const f = full ? reposFile(cfg) : null;
+  if (f) args.push("--rescan", "--openclaw", f.file);
   if (cfg.natsListen) args.push("--nats-url", `nats://${cfg.natsListen}`);
-  const r = spawnSync(bin, args, { encoding: "utf8", timeout: 90_000 });
-  return { ok: r.status === 0, text: (r.stdout + r.stderr).trim() || `knowhub reindex exited ${r.status}` };
+  try {
+    const r = spawnSync(bin, args, { encoding: "utf8", timeout: 90_000 });
+    return { ok: r.status === 0, text: (r.stdout + r.stderr).trim() || `knowhub reindex exited ${r.status}` };
+  } finally {
+    f?.remove();
+  }
 }
 
 export default {
@@ -129,7 +151,18 @@ export default {
       warnOnce(logger, "convaccess", CONVERSATION_ACCESS_HINT);
     }
 
-    api.registerTool((ctx) => [
+    // A due reminder rides on the next knowhub tool result of the session.
+    const noted = (ctx, tools) => tools.map((t) => ({
+      ...t,
+      async execute(...a) {
+        const r = await t.execute(...a);
+        const note = reminders.toolNote(sessionOf(ctx));
+        if (note) r.content[0].text += `\n\n${note}`;
+        return r;
+      },
+    }));
+
+    api.registerTool((ctx) => noted(ctx, [
       {
         name: "semantic_doc_search",
         label: "Search documentation",
@@ -243,9 +276,10 @@ export default {
           return text(formatTools(p.query, r.body), { hits: r.body.hits ?? [] });
         },
       },
-    ], { names: TOOL_NAMES });
+    ]), { names: TOOL_NAMES });
 
-    // Reminders: count model calls, inject at the next prompt build.
+    // Reminders: count model calls; the introduction at the run's prompt
+    // build; the counter cleared when the run ends.
     api.on("model_call_started", (event, ctx) => {
       state.hookSeen = true;
       reminders.modelCall(sessionOf(ctx, event));
@@ -255,7 +289,8 @@ export default {
       const t = reminders.promptText(sessionOf(ctx, event));
       return t ? { prependSystemContext: t } : undefined;
     });
-    api.on("session_end", (event, ctx) => reminders.end(sessionOf(ctx, event)));
+    api.on("agent_end", (event, ctx) => { reminders.end(sessionOf(ctx, event)); });
+    api.on("session_end", (event, ctx) => { reminders.end(sessionOf(ctx, event)); });
 
     // Transcript upload at the trigger; never blocks the agent.
     const upload = (event, ctx) => {

@@ -248,8 +248,11 @@ export function formatTools(query, body) {
       (h.input_schema ? `\n    input: ${cut(JSON.stringify(h.input_schema), 600)}` : ""))].join("\n");
 }
 
-// Reminders: per session, an introduction once, then a reminder after
-// every N model calls. Sessions are bounded in number.
+// Reminders, per session: the introduction at the start of each run (in the
+// system context, which OpenClaw rebuilds per run, so it never accumulates),
+// and after every N model calls a reminder, handed to the model with the next
+// knowhub tool result of that run. The counter is cleared when the run ends.
+// Sessions are bounded in number.
 export const INTRO = "knowhub tools are available: semantic_doc_search (project documentation, ranked sections), kb_search (what agents learned before), kb_save (record a fix, command or fact that worked), kb_update (rate an entry you used), kh_tool_search (find a tool for a task). Search before guessing; save what worked.";
 export const REMINDER = "Reminder (knowhub): check semantic_doc_search / kb_search before guessing, and kb_save what worked; rate entries you used with kb_update.";
 
@@ -269,23 +272,31 @@ export class Reminders {
     }
     return s;
   }
-  // modelCall counts one model call; after every N it marks a reminder due.
+  // modelCall counts one model call; after every N a reminder is due.
   modelCall(id) {
     if (!this.every) return;
     const s = this.state(id);
     s.calls++;
     if (s.calls % this.every === 0) s.pending = true;
   }
-  // promptText is what before_prompt_build adds, or "" (at most one short
-  // text per prompt; the prompt never grows with the session).
+  // promptText is what before_prompt_build adds: the introduction once per
+  // run, else "".
   promptText(id) {
     this.fired = true;
     if (!this.every) return "";
     const s = this.state(id);
-    if (!s.introduced) { s.introduced = true; s.pending = false; return INTRO; }
-    if (s.pending) { s.pending = false; return REMINDER; }
-    return "";
+    if (s.introduced) return "";
+    s.introduced = true;
+    return INTRO;
   }
+  // toolNote is the reminder when one is due (then no longer), else "".
+  toolNote(id) {
+    const s = this.sessions.get(id);
+    if (!s?.pending) return "";
+    s.pending = false;
+    return REMINDER;
+  }
+  // end clears the session's counter: its next run starts over.
   end(id) { this.sessions.delete(id); }
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,6 +72,10 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	// knows the repositories it was started with.
 	expect("rescanned docs: 1 files published", "reindex", "--rescan", "--wait", "10s")
 	expect(`"mode": "rescan"`, "reindex", "--rescan", "--json")
+	// A rescan takes the repositories from an OpenClaw config, as up does.
+	oc := filepath.Join(t.TempDir(), "openclaw.json")
+	os.WriteFile(oc, []byte(`{"plugins":{"entries":{"knowhub":{"config":{"repositories":[{"name":"docs","path":`+strconv.Quote(docs)+`,"priority":10}]}}}}}`), 0o600)
+	expect("rescanned: 1 files published", "reindex", "--rescan", "--openclaw", oc, "--wait", "10s")
 
 	catalog := filepath.Join(t.TempDir(), "tools.json")
 	os.WriteFile(catalog, []byte(`[{"name":"Grep","description":"Search file contents with ripgrep.","type":"core"}]`), 0o644)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/knowhub/knowhub/internal/app"
+	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/watcher"
 )
 
@@ -15,8 +16,9 @@ import (
 const rescanTimeout = 10 * time.Minute
 
 func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newCommon("reindex", "reindex [--rescan] [--wait D] [--json]", stdout, stderr)
-	rescan := c.fs.Bool("rescan", false, "re-read every repository (of --config, or else of the running watcher) instead of replaying KH_FILES")
+	c := newCommon("reindex", "reindex [--rescan] [--config F | --openclaw F] [--wait D] [--json]", stdout, stderr)
+	rescan := c.fs.Bool("rescan", false, "re-read every repository (of --config or --openclaw, or else of the running watcher) instead of replaying KH_FILES")
+	openclaw := c.fs.String("openclaw", "", "with --rescan: take the repositories and secretPatterns from this OpenClaw `openclaw.json`, as up --openclaw does")
 	wait := c.fs.Duration("wait", 0, "wait up to this long for the pipeline to catch up (0: don't wait)")
 	asJSON := c.fs.Bool("json", false, "print a JSON summary at the end instead of text")
 	var sum struct {
@@ -38,6 +40,16 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	cfg, err := c.load()
 	if err != nil {
 		return err
+	}
+	if *openclaw != "" {
+		oc, err := config.LoadOpenClaw(*openclaw)
+		if err != nil {
+			return err
+		}
+		cfg.ApplyOpenClaw(oc)
+		if err := cfg.Validate(); err != nil {
+			return err
+		}
 	}
 	log, err := c.logger(stderr)
 	if err != nil {

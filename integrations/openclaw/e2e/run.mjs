@@ -2,16 +2,19 @@
 // The knowhub plugin in the real OpenClaw: a real `knowhub up` on the
 // fixture docs, OpenClaw loading the plugin from this checkout, and a
 // scripted OpenAI-compatible model (in this process) driving the real agent
-// loop through every tool. Prints "N passed, M failed".
+// loop through every tool; then a gateway whose plugin runs knowhub itself
+// (managed mode), answering /docsearch through chat.send and the docsearch
+// commands. Prints "N passed, M failed".
 //
 // Env: OPENCLAW_BIN, KNOWHUB_BIN (Node 24 first on PATH). Standard library only.
 
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { INTRO, REMINDER } from "../lib.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const openclaw = process.env.OPENCLAW_BIN;
@@ -26,15 +29,22 @@ const check = (name, ok, info = "") => {
 function run(cmd, args, opts = {}) {
   return new Promise((resolve) => {
     const p = spawn(cmd, args, { ...opts, stdio: ["ignore", "pipe", "pipe"] });
+    children.add(p);
     let stdout = "", stderr = "";
     p.stdout.on("data", (d) => (stdout += d));
     p.stderr.on("data", (d) => (stderr += d));
     const timer = setTimeout(() => p.kill("SIGTERM"), opts.timeoutMs ?? 180_000);
-    p.on("close", (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    p.on("close", (code) => { children.delete(p); clearTimeout(timer); resolve({ code, stdout, stderr }); });
   });
 }
 
-const freePort = () => new Promise((r) => { const s = createServer(); s.listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => r(p)); }); });
+// Ports: any free one, or the next free one from E2E_PORT_BASE upwards.
+let nextPort = Number(process.env.E2E_PORT_BASE || 0);
+const freePort = () => new Promise((resolve, reject) => {
+  const s = createServer();
+  s.once("error", (e) => { if (!nextPort) return reject(e); nextPort++; freePort().then(resolve, reject); });
+  s.listen(nextPort, "127.0.0.1", () => { const p = s.address().port; if (nextPort) nextPort++; s.close(() => resolve(p)); });
+});
 async function until(what, fn, ms = 30_000) {
   const end = Date.now() + ms;
   for (;;) {
@@ -50,13 +60,30 @@ const natsPort = await freePort();
 const api = `http://127.0.0.1:${httpPort}`;
 const kh = spawn(knowhub, ["up", join(here, "fixtures/docs"), "--data", join(tmp, "kh"), "--http", `127.0.0.1:${httpPort}`, "--nats-listen", `127.0.0.1:${natsPort}`], { stdio: ["ignore", "ignore", "pipe"] });
 let khLog = ""; kh.stderr.on("data", (d) => (khLog += d));
-const cleanup = () => { try { kh.kill("SIGTERM"); } catch {} };
+// Whatever is still running when this process exits, for any reason.
+const children = new Set([kh]);
+let leftovers = () => []; // the managed knowhub's pids, once it has a port
+const cleanup = () => {
+  for (const c of children) { try { c.kill("SIGKILL"); } catch {} }
+  for (const pid of leftovers()) { try { process.kill(pid, "SIGKILL"); } catch {} }
+};
+process.on("SIGINT", () => process.exit(130));
+process.on("SIGTERM", () => process.exit(143));
 process.on("exit", cleanup);
 await until("knowhub indexed the fixture", async () => {
   const r = await fetch(`${api}/api/docs/search?q=heartbeat+interval`);
   return r.ok && (await r.json()).hits?.length > 0;
 });
 await fetch(`${api}/api/tools`, { method: "POST", body: JSON.stringify({ tools: [{ name: "github__create_issue", description: "Create an issue in a GitHub repository", type: "sourced", instance: "github" }] }) });
+
+// thisTurn is the part of a model request after the user's last message
+// (OpenClaw adds user-role messages of its own context between tool results).
+const thisTurn = (msgs = []) => {
+  const own = (m) => m.role === "user" && JSON.stringify(m.content).includes("BEGIN_OPENCLAW_INTERNAL_CONTEXT");
+  let i = msgs.length - 1;
+  while (i >= 0 && !(msgs[i].role === "user" && !own(msgs[i]))) i--;
+  return msgs.slice(i + 1);
+};
 
 // The scripted model: one tool call per step, chosen by how many tool
 // results the conversation holds, then a final answer.
@@ -68,7 +95,7 @@ const model = createServer((req, res) => {
   req.on("end", () => {
     const j = JSON.parse(body || "{}");
     requests.push(j);
-    const results = (j.messages ?? []).filter((m) => m.role === "tool");
+    const results = thisTurn(j.messages).filter((m) => m.role === "tool");
     const step = script[results.length];
     res.writeHead(200, { "content-type": "text/event-stream" });
     const chunk = (delta, finish = null) => res.write(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "fake", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
@@ -84,7 +111,8 @@ const model = createServer((req, res) => {
     res.end();
   });
 });
-await new Promise((r) => model.listen(0, "127.0.0.1", r));
+const modelListen = await freePort();
+await new Promise((r) => model.listen(modelListen, "127.0.0.1", r));
 const modelPort = model.address().port;
 
 const home = join(tmp, "oc");
@@ -97,8 +125,50 @@ writeFileSync(cfgPath, JSON.stringify({
 }));
 const env = { ...process.env, OPENCLAW_HOME: home, OPENCLAW_CONFIG_PATH: cfgPath, OPENCLAW_OFFLINE: "1" };
 const oc = (args, o = {}) => run(openclaw, args, { env, ...o });
-const toolText = (req, i) => { const m = (req.messages ?? []).filter((x) => x.role === "tool")[i]; return typeof m?.content === "string" ? m.content : JSON.stringify(m?.content ?? ""); };
+const toolText = (req, i) => { const m = thisTurn(req.messages).filter((x) => x.role === "tool")[i]; return typeof m?.content === "string" ? m.content : JSON.stringify(m?.content ?? ""); };
 const systemText = (req) => (req.messages ?? []).filter((m) => m.role === "system" || m.role === "developer").map((m) => typeof m.content === "string" ? m.content : JSON.stringify(m.content)).join("\n");
+
+const mHttp = await freePort(), mNats = await freePort();
+const mApi = `http://127.0.0.1:${mHttp}`;
+if (process.env.E2E_PORT_BASE) nextPort = Number(process.env.E2E_PORT_BASE) + 500; // the gateway uses ports above its own
+const gwPort = await freePort();
+const gwToken = "e2e-gateway-token";
+// Its own directory: OpenClaw installs plugins next to the config file.
+mkdirSync(join(tmp, "gw"));
+const gwCfgPath = join(tmp, "gw", "openclaw.json");
+writeFileSync(gwCfgPath, JSON.stringify({
+  models: JSON.parse(readFileSync(cfgPath, "utf8")).models,
+  agents: { defaults: { model: { primary: "fake/m" } } },
+  tools: { toolSearch: false },
+  logging: { file: join(tmp, "gateway.log") },
+  plugins: { allow: ["knowhub"], entries: { knowhub: { enabled: true, hooks: { allowConversationAccess: true }, config: {
+    apiUrl: mApi, reminderMode: "normal", knowhubBin: knowhub, httpListen: `127.0.0.1:${mHttp}`, natsListen: `127.0.0.1:${mNats}`, dataDir: join(tmp, "managed"),
+    repositories: [{ name: "fixture", path: join(here, "fixtures/docs"), priority: 1 }],
+  } } } },
+}));
+const gwEnv = { ...process.env, OPENCLAW_HOME: join(tmp, "gw"), OPENCLAW_CONFIG_PATH: gwCfgPath, OPENCLAW_OFFLINE: "1" };
+const gwc = (args) => run(openclaw, args, { env: gwEnv });
+const call = (method, params) => gwc(["gateway", "call", method, "--url", `ws://127.0.0.1:${gwPort}`, "--token", gwToken, "--json", "--params", JSON.stringify(params)]);
+const strip = (t) => t.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, "");
+// managedPids lists the knowhub processes serving the managed HTTP port.
+const managedPids = () => readdirSync("/proc").filter((d) => /^\d+$/.test(d)).filter((d) => {
+  try { const a = readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0"); return a[0] === knowhub && a.includes(`127.0.0.1:${mHttp}`); } catch { return false; }
+}).map(Number);
+leftovers = managedPids;
+const alive = (pid) => { try { process.kill(pid, 0); return !readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.startsWith("Z"); } catch { return false; } };
+
+// The gateway starts while the checks above run. It gets the plugin as the
+// README installs it, not from the checkout's path.
+let gw = null, gwLog = "", gwExit = null, t5 = 0;
+const gwStarted = gwc(["plugins", "install", "--force", "--accept-capabilities", join(here, "..")]).then((inst) => {
+  gw = spawn(openclaw, ["gateway", "run", "--port", String(gwPort), "--bind", "loopback", "--auth", "token", "--token", gwToken, "--allow-unconfigured"], { env: gwEnv, stdio: ["ignore", "pipe", "pipe"] });
+  children.add(gw);
+  gwExit = new Promise((r) => gw.on("exit", (code, sig) => { children.delete(gw); r({ code, sig }); }));
+  gw.stdout.on("data", (d) => (gwLog += d));
+  gw.stderr.on("data", (d) => (gwLog += d));
+  t5 = Date.now();
+  return inst;
+});
 
 // 1. Every tool in one real agent run.
 script = [
@@ -117,7 +187,19 @@ check("kb_save: an id", /Saved as [0-9a-f]+/.test(toolText(last, 1)), toolText(l
 check("kb_search: finds the save", /intervalMs to 15000/.test(toolText(last, 2)), toolText(last, 2));
 check("kb_update: recorded", /Recorded: entry [0-9a-f]+ was helpful/.test(toolText(last, 3)), toolText(last, 3));
 check("kh_tool_search: a tool hit", /github__create_issue/.test(toolText(last, 4)), toolText(last, 4));
-check("reminder: the introduction reaches the model", requests.length > 0 && systemText(requests[0]).includes("knowhub tools are available"), systemText(requests[0]).slice(0, 500));
+check("reminder: the introduction reaches the model", requests.length > 0 && systemText(requests[0]).includes(INTRO), systemText(requests[0]).slice(0, 500));
+// reminderMode aggressive (every 2 model calls): the reminder is due after
+// calls 2, 4, 6 and reaches the model from the next call on, so call k has
+// seen floor((k-1)/2) of them; the system text is the same on every call.
+const cadence = (reqs, every) => {
+  const seen = reqs.map((r) => JSON.stringify(r.messages ?? []).split(REMINDER).length - 1);
+  const want = reqs.map((_, i) => Math.floor(i / every));
+  const sys = reqs.map(systemText);
+  return { ok: reqs.length > every && JSON.stringify(seen) === JSON.stringify(want) && sys.every((t) => t === sys[0] && t.split(INTRO).length === 2), info: `reminders seen per call ${JSON.stringify(seen)}, want ${JSON.stringify(want)}; system text sizes ${JSON.stringify(sys.map((t) => t.length))}` };
+};
+const c1 = cadence(requests, 2);
+check("reminder: aggressive, every 2 model calls, system text constant", c1.ok, c1.info);
+console.log(`     ${c1.info}`);
 
 // 2. The transcript upload produced a knowledge entry search finds.
 const found = await until("extracted entry searchable", async () => {
@@ -140,12 +222,77 @@ kh.kill("SIGTERM");
 await until("knowhub stopped", async () => { try { await fetch(`${api}/healthz`); return false; } catch { return true; } });
 requests.length = 0;
 script = [{ tool: "semantic_doc_search", args: { query: "heartbeat" } }];
-const down = await oc(["agent", "--local", "--agent", "main", "--session-id", "e2e-2", "--json", "-m", "heartbeat?"]);
+const down = await oc(["agent", "--local", "--agent", "main", "--session-id", "e2e-1", "--json", "-m", "heartbeat?"]);
 const dl = requests[requests.length - 1] ?? {};
 check("knowhub down: run completes", down.code === 0, down.stderr.slice(-800));
 check("knowhub down: the clear error", toolText(dl, 0).includes(`knowhub is not reachable at ${api}`), toolText(dl, 0));
+check("reminder: the session's next run is introduced again (the count was cleared at the run's end)", requests.length > 0 && systemText(requests[0]).includes(INTRO), systemText(requests[0]).slice(0, 300));
+
+// 5. A gateway in managed mode: the plugin's service runs `knowhub up` on
+// the configured repositories; /docsearch through chat.send answers from it
+// without a model call; the docsearch commands reindex it; the knowhub child
+// goes away with the gateway.
+const inst = await gwStarted;
+const gwCfg = JSON.parse(readFileSync(gwCfgPath, "utf8"));
+check("openclaw plugins install: the README's install keeps the plugin's config", inst.code === 0 && /Installed plugin: knowhub/.test(inst.stdout) && gwCfg.plugins?.entries?.knowhub?.config?.repositories?.length === 1,
+  inst.stdout.slice(-800) + inst.stderr.slice(-800) + JSON.stringify(gwCfg.plugins ?? {}).slice(0, 800));
+const ready = await until("gateway ready", () => strip(gwLog).split("\n").some((l) => /(^|\s)\[gateway\] ready$/.test(l.trim())), 120_000).catch((e) => e);
+check("gateway: ready", !(ready instanceof Error), gwLog.slice(-1500));
+if (!(ready instanceof Error)) {
+  console.log(`     gateway ready ${((Date.now() - t5) / 1000).toFixed(1)} s after its start`);
+  const t6 = Date.now();
+  const indexed = await until("managed knowhub indexed the repositories", async () => {
+    const r = await fetch(`${mApi}/api/docs/search?q=heartbeat+interval`);
+    return r.ok && (await r.json()).hits?.some((h) => h.repo === "fixture" && h.path === "gateway-heartbeat.md");
+  }, 60_000).catch((e) => e);
+  const pids = managedPids();
+  check("managed mode: the gateway's service runs knowhub up on the configured repositories", !(indexed instanceof Error) && pids.length === 1, `${indexed?.message ?? ""} pids ${JSON.stringify(pids)}\n${gwLog.slice(-1500)}`);
+
+  // /docsearch: a chat command, answered by the plugin without a model call.
+  const before = requests.length;
+  const sent = await call("chat.send", { sessionKey: "agent:main:main", message: "/docsearch heartbeat interval", idempotencyKey: `e2e-ds-${Date.now()}` });
+  let reply = "";
+  const hist = await until("the /docsearch reply in chat.history", async () => {
+    const h = await call("chat.history", { sessionKey: "agent:main:main" });
+    const m = [...h.stdout.matchAll(/\[1\] fixture:gateway-heartbeat\.md[^"]*/g)];
+    if (m.length) reply = m[0][0];
+    return m.length ? h.stdout : null;
+  }, 60_000).catch((e) => e);
+  check("/docsearch via chat.send: the top hit by path", !(hist instanceof Error) && /> Heartbeat interval/.test(reply),
+    hist instanceof Error ? `${hist.message}\n${sent.stdout.slice(-500)}${sent.stderr.slice(-500)}` : reply);
+  check("/docsearch via chat.send: no model call", requests.length === before, `${requests.length - before} model requests`);
+
+  // reminderMode normal (every 3): a run of 5 model calls in the gateway
+  // session, counted apart from the earlier runs.
+  requests.length = 0;
+  script = [1, 2, 3, 4].map((i) => ({ tool: "semantic_doc_search", args: { query: `fallback model chain ${i}` } }));
+  await call("chat.send", { sessionKey: "agent:main:main", message: "How does the fallback chain work?", idempotencyKey: `e2e-rm-${Date.now()}` });
+  const done = await until("the gateway run's last model call", () => requests.length >= 5 && toolText(requests[requests.length - 1], 3), 90_000).catch((e) => e);
+  const c2 = cadence(requests, 3);
+  check("reminder: normal, every 3 model calls in a gateway session, system text constant", !(done instanceof Error) && requests.length === 5 && c2.ok, `${requests.length} model calls; ${c2.info}`);
+  console.log(`     ${c2.info}`);
+
+  // The docsearch commands against the managed knowhub.
+  const ix = await gwc(["docsearch", "index"]);
+  check("openclaw docsearch index: a reindex", ix.code === 0 && /replayed KH_FILES: 2 files/.test(ix.stdout) && /pipeline caught up/.test(ix.stdout), ix.stdout + ix.stderr.slice(-800));
+  const full = await gwc(["docsearch", "index", "--full"]);
+  check("openclaw docsearch index --full: the repositories re-read", full.code === 0 && /rescanned: 2 files published/.test(full.stdout) && /pipeline caught up/.test(full.stdout), full.stdout + full.stderr.slice(-800));
+  const dst = await gwc(["docsearch", "status"]);
+  check("openclaw docsearch status: index stats", dst.code === 0 && /^2 files, 2 sections, \d+ terms/m.test(dst.stdout) && /fixture: 2 files, 2 sections/.test(dst.stdout), dst.stdout + dst.stderr.slice(-800));
+
+  // Stopping the gateway stops its knowhub.
+  gw.kill("SIGTERM");
+  const ex = await Promise.race([gwExit, new Promise((r) => setTimeout(() => r(null), 30_000))]);
+  const gone = await until("the managed knowhub exited", async () => {
+    if (pids.some(alive)) return false;
+    try { await fetch(`${mApi}/healthz`); return false; } catch { return true; }
+  }, 20_000).catch((e) => e);
+  console.log(`     gateway checks took ${((Date.now() - t6) / 1000).toFixed(1)} s`);
+  check("managed mode: the knowhub child is gone with the gateway", ex !== null && !(gone instanceof Error) && managedPids().length === 0, `gateway exit ${JSON.stringify(ex)}; still running: ${JSON.stringify(managedPids())}`);
+}
 
 model.close();
+cleanup();
 rmSync(tmp, { recursive: true, force: true });
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -91,25 +91,31 @@ test("formatSave and validateSave", () => {
 });
 
 for (const [mode, every] of [["minimal", 5], ["normal", 3], ["aggressive", 2]]) {
-  test(`reminders: ${mode} reminds after every ${every} model calls`, () => {
+  test(`reminders: ${mode} reminds after every ${every} model calls, the introduction once per run`, () => {
     const r = new Reminders(mode);
     assert.equal(r.promptText("s"), INTRO);
-    assert.equal(r.promptText("s"), "");
+    assert.equal(r.promptText("s"), "", "one introduction per run");
     const got = [];
     for (let call = 1; call <= every * 3; call++) {
       r.modelCall("s");
-      if (r.promptText("s") === REMINDER) got.push(call);
+      if (r.toolNote("s") === REMINDER) got.push(call);
+      assert.equal(r.toolNote("s"), "", "a reminder is handed out once");
     }
     assert.deepEqual(got, [every, 2 * every, 3 * every]);
     assert.equal(r.promptText("other"), INTRO, "sessions are counted apart");
+    assert.equal(r.toolNote("other"), "");
+    r.modelCall("s");
     r.end("s");
-    assert.equal(r.promptText("s"), INTRO, "an ended session starts over");
+    assert.equal(r.promptText("s"), INTRO, "the next run starts over");
+    for (let call = 1; call < every; call++) { r.modelCall("s"); assert.equal(r.toolNote("s"), "", "the count starts over"); }
+    r.modelCall("s");
+    assert.equal(r.toolNote("s"), REMINDER);
   });
 }
 
 test("reminders: off says nothing; session count is bounded", () => {
   const r = new Reminders("off");
-  for (let i = 0; i < 10; i++) { r.modelCall("s"); assert.equal(r.promptText("s"), ""); }
+  for (let i = 0; i < 10; i++) { r.modelCall("s"); assert.equal(r.promptText("s"), ""); assert.equal(r.toolNote("s"), ""); }
   const b = new Reminders("normal", { maxSessions: 3 });
   for (let i = 0; i < 10; i++) b.promptText(`s${i}`);
   assert.equal(b.sessions.size, 3);
