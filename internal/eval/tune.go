@@ -31,12 +31,12 @@ type PageParam struct {
 // PageParams are the parameters Tune searches, each over its values.
 func PageParams() []PageParam {
 	return []PageParam{
-		{"coord", []float64{0, 0.25, 0.5, 1, 1.5, 2, 3}, func(p *engine.PageScoring, v float64) { p.Coord = v }},
-		{"page_coord", []float64{0, 0.25, 0.5, 1, 1.5, 2, 3}, func(p *engine.PageScoring, v float64) { p.PageCoord = v }},
-		{"siblings", []float64{0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8}, func(p *engine.PageScoring, v float64) { p.Siblings = v }},
-		{"focus", []float64{0, 0.05, 0.1, 0.2, 0.3, 0.5}, func(p *engine.PageScoring, v float64) { p.Focus = v }},
-		{"focus_sections", []float64{2, 4, 8, 16, 32}, func(p *engine.PageScoring, v float64) { p.FocusSections = int(v) }},
-		{"depth", []float64{30, 50, 100, 200}, func(p *engine.PageScoring, v float64) { p.Depth = int(v) }},
+		{"coord", []float64{0, 0.1, 0.25, 0.5, 1, 2}, func(p *engine.PageScoring, v float64) { p.Coord = v }},
+		{"page_coord", []float64{0, 0.1, 0.25, 0.5, 1, 2}, func(p *engine.PageScoring, v float64) { p.PageCoord = v }},
+		{"siblings", []float64{0, 0.02, 0.05, 0.1, 0.2, 0.4}, func(p *engine.PageScoring, v float64) { p.Siblings = v }},
+		{"focus", []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5}, func(p *engine.PageScoring, v float64) { p.Focus = v }},
+		{"focus_sections", []float64{4, 8, 16, 32, 64}, func(p *engine.PageScoring, v float64) { p.FocusSections = int(v) }},
+		{"depth", []float64{30, 40, 50, 70, 100}, func(p *engine.PageScoring, v float64) { p.Depth = int(v) }},
 	}
 }
 
