@@ -87,8 +87,8 @@ func Tune(ctx context.Context, sets []Set, corporaDir, half string, opts Options
 	return best, steps, nil
 }
 
-// Ablation is the default scoring with each of its components off in
-// turn, first the default itself.
+// Ablation is scoring p with each of its components off in turn (or on,
+// for one p leaves off), first p itself.
 func Ablation(p engine.PageScoring) (names []string, settings []engine.PageScoring) {
 	add := func(name string, f func(*engine.PageScoring)) {
 		q := p
@@ -96,8 +96,17 @@ func Ablation(p engine.PageScoring) (names []string, settings []engine.PageScori
 		names, settings = append(names, name), append(settings, q)
 	}
 	add("default", func(*engine.PageScoring) {})
-	add("no coordination", func(q *engine.PageScoring) { q.Coord = 0 })
-	add("no page coordination", func(q *engine.PageScoring) { q.PageCoord = 0 })
+	// A component the default leaves off is turned on instead, at 1.
+	if p.Coord > 0 {
+		add("no coordination", func(q *engine.PageScoring) { q.Coord = 0 })
+	} else {
+		add("with coordination 1", func(q *engine.PageScoring) { q.Coord = 1 })
+	}
+	if p.PageCoord > 0 {
+		add("no page coordination", func(q *engine.PageScoring) { q.PageCoord = 0 })
+	} else {
+		add("with page coordination 1", func(q *engine.PageScoring) { q.PageCoord = 1 })
+	}
 	add("no sibling sections", func(q *engine.PageScoring) { q.Siblings = 0 })
 	add("no focus (generic pages)", func(q *engine.PageScoring) { q.Focus = 0 })
 	add("no page evidence at all", func(q *engine.PageScoring) { *q = engine.PageScoring{} })
