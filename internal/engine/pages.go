@@ -42,15 +42,17 @@ type PageScoring struct {
 // halves of the judged docs sets (internal/eval/testdata/docs) by three
 // rounds of coordinate ascent (knowhub eval --sets ... --half dev --tune),
 // maximising the mean over sets of hit@1 and nDCG@10 averaged: 0.754
-// without page evidence, 0.856 with it. Focus carries most of the gain
+// without page evidence, 0.853 with it. Focus carries most of the gain
 // (0.801 without it); siblings add 0.008, counting up to 64 sections
-// rather than 32 0.005, depth 100 rather than 50 0.003. Coordination, over
-// the section or the page, scored lower at every strength tried (0.1 to
-// 3): BM25's saturation already keeps one repeated word from dominating,
-// and long queries rarely match every word, so the share of them a
-// section holds mostly grows with its length.
+// rather than 32 0.005. Rescoring the best 100 hits rather than 50 would
+// add 0.003 but cost 1.8 times today's search median against 1.2 times
+// (BenchmarkSearchDocs), so the depth stays at 50. Coordination, over the
+// section or the page, scored lower at every strength tried (0.1 to 3):
+// BM25's saturation already keeps one repeated word from dominating, and
+// long queries rarely match every word, so the share of them a section
+// holds mostly grows with its length.
 func DefaultPageScoring() PageScoring {
-	return PageScoring{Depth: 100, Siblings: 0.05, Focus: 0.3, FocusSections: 64}
+	return PageScoring{Depth: 50, Siblings: 0.05, Focus: 0.3, FocusSections: 64}
 }
 
 // rankPages rescores the head of hits (sorted, from Search on ix with
