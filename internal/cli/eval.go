@@ -35,6 +35,8 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	setsDir := c.fs.String("sets", "", "evaluate every judged docs set under `dir` (one folder per set, see internal/eval/testdata/docs)")
 	half := c.fs.String("half", eval.Dev, "with --sets, the `half` evaluated: dev or test")
 	corpora := c.fs.String("corpora", "../shared/corpora", "with --sets, the `dir` holding the sets' corpora")
+	tune := c.fs.Int("tune", 0, "with --sets, search the docs page scoring on the half for `N` rounds of coordinate ascent and print every step")
+	ablate := c.fs.Bool("ablate", false, "with --sets, print the default page scoring with each component off in turn")
 	c.fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage:
   knowhub eval DIR                  DIR holds corpus.jsonl, queries.jsonl and qrels.tsv
@@ -42,8 +44,9 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
                                     each document is a tool (id = name, text = description)
   knowhub eval --markdown DOCS_DIR --queries Q.jsonl --qrels QRELS.tsv [--strip-front-matter KEY,...]
                                     qrels name files by their path relative to DOCS_DIR
-  knowhub eval --sets SETS_DIR --half dev|test [--corpora CORPORA_DIR]
-                                    every set of SETS_DIR, one table
+  knowhub eval --sets SETS_DIR --half dev|test [--corpora CORPORA_DIR] [--tune N | --ablate]
+                                    every set of SETS_DIR, one table; --tune searches the
+                                    docs page scoring, --ablate turns each component off
 
 Prints nDCG@10, Recall@10, Recall@100 and MRR@10 (trec_eval conventions),
 and hit@1 and hit@5 (the share of queries with a relevant document in the
@@ -60,6 +63,19 @@ returned), averaged over the queries that have a relevant document.
 	if *setsDir != "" {
 		if *markdown != "" || len(pos) > 0 || *queriesPath != "" || *qrelsPath != "" || *runPath != "" || *strip != "" {
 			return usageError{errors.New("--sets runs alone: drop DIR, --markdown, --queries, --qrels, --run and --strip-front-matter")}
+		}
+		if *half != eval.Dev && *half != eval.Test {
+			return usageError{fmt.Errorf("--half %q: want %s or %s", *half, eval.Dev, eval.Test)}
+		}
+		switch {
+		case *tune < 0:
+			return usageError{fmt.Errorf("--tune %d: want a number of rounds", *tune)}
+		case *tune > 0 && *ablate:
+			return usageError{errors.New("--tune and --ablate run alone: choose one")}
+		case *tune > 0:
+			return evalTune(ctx, *setsDir, *corpora, *half, *tune, *limit, stdout)
+		case *ablate:
+			return evalAblate(ctx, *setsDir, *corpora, *half, *limit, stdout)
 		}
 		return evalSets(ctx, *setsDir, *corpora, *half, *limit, *asJSON, stdout, stderr)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/eval"
 )
 
@@ -144,5 +145,39 @@ func TestEvalSets(t *testing.T) {
 	}
 	if _, errOut, code := runEval(t, "--sets", sets, "--corpora", t.TempDir()); code != 1 || !strings.Contains(errOut, "corpus") {
 		t.Errorf("missing corpus: exit %d, %q; want 1 and a word on the corpus", code, errOut)
+	}
+}
+
+// --tune prints a step for every value of every parameter and the best
+// setting; --ablate a row per component; together they are refused.
+func TestEvalTuneAndAblate(t *testing.T) {
+	corpora := zooCorpus(t)
+	sets := t.TempDir()
+	questions := []eval.Judged{{ID: "c", Text: "which animal swims in rivers", Rel: map[string]int{"otters.md": 2}}}
+	if err := eval.WriteSet(filepath.Join(sets, "animals"), eval.Set{Corpus: "zoo"}, questions); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runEval(t, "--sets", sets, "--half", "dev", "--corpora", corpora, "--tune", "1")
+	if code != 0 {
+		t.Fatalf("tune: exit %d: %s", code, errOut)
+	}
+	steps := 1
+	for _, p := range eval.PageParams() {
+		steps += len(p.Values)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != steps+2 || !strings.HasPrefix(lines[len(lines)-1], "best: ") || !strings.Contains(lines[1], "1.000/1.0000") {
+		t.Errorf("tune: want a header, %d steps scoring 1.000/1.0000 at the start and the best:\n%s", steps, out)
+	}
+	out, errOut, code = runEval(t, "--sets", sets, "--half", "dev", "--corpora", corpora, "--ablate")
+	if code != 0 {
+		t.Fatalf("ablate: exit %d: %s", code, errOut)
+	}
+	names, _ := eval.Ablation(engine.DefaultPageScoring())
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != len(names)+1 || !strings.Contains(lines[1], "1/1 1.0000") {
+		t.Errorf("ablate: want a header and %d rows, the default's 1/1 1.0000:\n%s", len(names), out)
+	}
+	if _, _, code := runEval(t, "--sets", sets, "--corpora", corpora, "--tune", "1", "--ablate"); code != 2 {
+		t.Errorf("--tune with --ablate: exit %d, want 2", code)
 	}
 }

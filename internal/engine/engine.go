@@ -91,6 +91,9 @@ type Scoring struct {
 	// its resemblance to the SmoothDocs best tools (search.Index.Smooth).
 	SmoothDocs   int
 	SmoothWeight float64
+	// Pages weighs the evidence a docs section draws from its page and
+	// from its coverage of the query (docs only).
+	Pages PageScoring
 }
 
 // DefaultScoring returns the parameters chosen on the judged collections.
@@ -107,7 +110,7 @@ type Scoring struct {
 func DefaultScoring() Scoring {
 	return Scoring{Docs: DocsParams(), Tools: ToolsParams(), RelatedWeight: 0.5, GramWeight: 0.15,
 		RequestWeight: 0.5, PartWeight: 0.5, QueryK3: 1.5, FeedbackDocs: 1, FeedbackTerms: 30, FeedbackWeight: 0.15,
-		SmoothDocs: 20, SmoothWeight: 0.3}
+		SmoothDocs: 20, SmoothWeight: 0.3, Pages: DefaultPageScoring()}
 }
 
 // NewEngine returns an empty engine with DefaultScoring. Zero limits take
@@ -151,6 +154,16 @@ func NewWithAnalyzer(limits Limits, sc Scoring, an *analysis.Analyzer) *Engine {
 	}
 	return &Engine{limits: limits, an: an, docs: docs, tools: tools, kb: kbIndex,
 		changed: make(chan struct{}), scoring: sc, request: termSet(an, requestWords)}
+}
+
+// WithPageScoring returns an engine that shares e's indexes and limits
+// and searches docs with page scoring p: a view for measuring settings
+// side by side on one index. Updates must go to e.
+func (e *Engine) WithPageScoring(p PageScoring) *Engine {
+	sc := e.scoring
+	sc.Pages = p
+	return &Engine{limits: e.limits, an: e.an, docs: e.docs, tools: e.tools, kb: e.kb,
+		changed: e.changed, scoring: sc, request: e.request}
 }
 
 // Analyzer returns the engine's analyzer.
@@ -351,11 +364,13 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	if len(pterms) > 0 {
 		limit = max(limit, phraseCandidates)
 	}
+	limit = max(limit, e.scoring.Pages.Depth) // page evidence is gathered over the same depth for every topK
 	hits, total := e.docs.Search(search.Query{Terms: terms, Filter: filter, Limit: limit})
 	if len(pterms) > 0 {
 		hits = filterPhrases(e.an, hits, pterms)
 		total = len(hits)
 	}
+	rankPages(e.docs, hits, terms, e.scoring.Pages)
 	ps := highlight.New(termSet)
 	defer ps.Release()
 	boostProximity(hits, ps)

@@ -15,6 +15,13 @@ import (
 // that frame a question and are not part of a longer content word.
 var frameWords = []string{
 	"怎么样", "怎么", "怎样", "如何", "为什么", "为何", "什么", "哪里", "哪些", "哪个", "请问", "是否", "能否",
+	// 的, the attributive particle, is Chinese's commonest character: its
+	// bigrams with the words either side ("配置的", "的网关") match any
+	// page, as "of" would without the English stop list. A query loses
+	// the rare words that hold it ("目的"); on the Chinese summary set's
+	// dev half, cutting it lifts nDCG@10 from 0.8989 to 0.9019, while
+	// cutting 和, 与 and 以及 as well scores lower (0.8997).
+	"的",
 }
 
 // frameTails are question particles cut at the end of a clause only.

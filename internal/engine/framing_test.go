@@ -14,6 +14,7 @@ func TestStripFraming(t *testing.T) {
 		{"怎么配置 Telegram 机器人？", "配置 telegram 机器 器人"},
 		{"为什么网关启动失败呢", "网关 关启 启动 动失 失败"},
 		{"呢绒和吗啡", "呢绒 绒和 和吗 吗啡"}, // not at a clause's end: kept
+		{"网关的配置文件", "网关 配置 置文 文件"},
 		{"how do I connect a Telegram bot", "connect telegram bot"},
 	} {
 		got := an.QueryTerms(stripFraming(tt.q))

@@ -194,6 +194,14 @@ func IndexMarkdownWith(ctx context.Context, dir string, opts MarkdownOptions) (*
 	return c, nil
 }
 
+// WithPageScoring returns a view of c, sharing its index, that searches
+// with page scoring p (see engine.Engine.WithPageScoring).
+func (c *Collection) WithPageScoring(p engine.PageScoring) *Collection {
+	v := *c
+	v.engine = c.engine.WithPageScoring(p)
+	return &v
+}
+
 // Search returns the k best documents for q. For Markdown it asks the
 // engine for up to maxChunkHits chunks and keeps each file once, at the
 // rank and score of its best chunk.

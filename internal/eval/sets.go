@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/knowhub/knowhub/internal/engine"
 )
 
 // The halves of a judged set: weights are tuned on Dev; Test is looked at
@@ -148,6 +150,17 @@ type SetReport struct {
 // corporaDir. Sets on the same corpus with the same stripped keys share
 // one index. Reports come in the order of sets.
 func RunSets(ctx context.Context, sets []Set, corporaDir, half string, opts Options) ([]SetReport, error) {
+	reps, err := RunSetsScored(ctx, sets, corporaDir, half, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	return reps[0], nil
+}
+
+// RunSetsScored is RunSets for each of several page scorings, every corpus
+// indexed once: reports[i] holds the sets' reports under pages[i]. No
+// scorings means the engine's default alone.
+func RunSetsScored(ctx context.Context, sets []Set, corporaDir, half string, opts Options, pages []engine.PageScoring) ([][]SetReport, error) {
 	type loaded struct {
 		queries []Query
 		qrels   Qrels
@@ -164,8 +177,9 @@ func RunSets(ctx context.Context, sets []Set, corporaDir, half string, opts Opti
 			return nil, fmt.Errorf("set %s: corpus: %w", s.Name, err)
 		}
 	}
+	n := max(len(pages), 1)
+	out := make([][]SetReport, n)
 	cols := map[string]*Collection{}
-	out := make([]SetReport, 0, len(sets))
 	for i, s := range sets {
 		strip := slices.Clone(s.StripFrontMatter)
 		sort.Strings(strip)
@@ -180,12 +194,18 @@ func RunSets(ctx context.Context, sets []Set, corporaDir, half string, opts Opti
 			}
 			cols[key] = col
 		}
-		rep, err := Run(ctx, col, halves[i].queries, halves[i].qrels, opts)
-		if err != nil {
-			return nil, fmt.Errorf("evaluate set %s/%s: %w", s.Name, half, err)
+		for k := range n {
+			c := col
+			if len(pages) > 0 {
+				c = col.WithPageScoring(pages[k])
+			}
+			rep, err := Run(ctx, c, halves[i].queries, halves[i].qrels, opts)
+			if err != nil {
+				return nil, fmt.Errorf("evaluate set %s/%s: %w", s.Name, half, err)
+			}
+			out[k] = append(out[k], SetReport{Set: s.Name, Half: half, Corpus: s.Corpus, Report: rep,
+				Pages: col.Docs, Sections: col.Chunks, Skipped: col.Skipped})
 		}
-		out = append(out, SetReport{Set: s.Name, Half: half, Corpus: s.Corpus, Report: rep,
-			Pages: col.Docs, Sections: col.Chunks, Skipped: col.Skipped})
 	}
 	return out, nil
 }

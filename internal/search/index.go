@@ -115,6 +115,8 @@ type Source struct {
 	// Extra is the caller's decoded record of the document (a tool's
 	// descriptor, a knowledge entry), for filters and replies.
 	Extra any
+	// Chunks is the number of the document's entries.
+	Chunks int
 }
 
 // Entry is one searchable chunk.
@@ -243,7 +245,8 @@ func (ix *Index) Put(key string, doc *Doc, extra any) {
 	if doc.Deleted || len(doc.Chunks) == 0 {
 		return
 	}
-	src := &Source{Key: key, Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq, Meta: doc.Meta, Extra: extra}
+	src := &Source{Key: key, Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq, Meta: doc.Meta, Extra: extra,
+		Chunks: len(doc.Chunks)}
 	list := make([]*Entry, 0, len(doc.Chunks))
 	// The compact form names each of the document's terms once, so the
 	// global term map is consulted once per distinct term, not per chunk.

@@ -1,0 +1,42 @@
+package search
+
+import "testing"
+
+func TestCoverage(t *testing.T) {
+	ix, err := New(Params{K1: 1.2, Fields: []Field{{Name: "title", Weight: 1}, {Name: "body", Weight: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.Put("r/a.md", &Doc{Repo: "r", Path: "a.md", SourceSeq: 1, Vocab: []string{"telegram", "bot", "token"}, Chunks: []Chunk{
+		{ID: "a1", Fields: []FieldTerms{{Field: "title", Terms: []uint32{0}, TFs: []uint32{1}}, {Field: "body", Terms: []uint32{1, 2}, TFs: []uint32{1, 1}}}},
+		{ID: "a2", Fields: []FieldTerms{{Field: "title", Terms: []uint32{0}, TFs: []uint32{1}}}},
+	}}, nil)
+	ix.Put("r/b.md", &Doc{Repo: "r", Path: "b.md", SourceSeq: 2, Vocab: []string{"token"}, Chunks: []Chunk{
+		{ID: "b1", Fields: []FieldTerms{{Field: "body", Terms: []uint32{0}, TFs: []uint32{3}}}},
+	}}, nil)
+	terms := []Term{
+		{Text: "telegram", Weight: 1, Group: 0},
+		{Text: "bot", Weight: 1, Group: 1},
+		{Text: "bots", Weight: 0.2, Group: 1}, // not in the index
+		{Text: "token", Weight: 1, Group: 2},
+		{Text: "absent", Weight: 1, Group: 3},
+	}
+	hits, _ := ix.Search(Query{Terms: terms, Limit: 10})
+	matches, weights := ix.Coverage(hits, terms)
+	if len(weights) != 4 || weights[3] != 0 || weights[1] <= weights[0] {
+		t.Errorf("weights %v: want 4, the absent word's 0, a rarer word's higher", weights)
+	}
+	want := map[string]uint64{"a1": 0b111, "a2": 0b001, "b1": 0b100}
+	chunks := map[string]int{"a1": 2, "a2": 2, "b1": 1}
+	if len(hits) != 3 {
+		t.Fatalf("%d hits, want 3", len(hits))
+	}
+	for i, h := range hits {
+		if matches[i] != want[h.Entry.ID] {
+			t.Errorf("%s: groups %b, want %b", h.Entry.ID, matches[i], want[h.Entry.ID])
+		}
+		if h.Entry.Source.Chunks != chunks[h.Entry.ID] {
+			t.Errorf("%s: source of %d chunks, want %d", h.Entry.ID, h.Entry.Source.Chunks, chunks[h.Entry.ID])
+		}
+	}
+}
