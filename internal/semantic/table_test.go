@@ -1,0 +1,93 @@
+package semantic
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestDefaultTableLoads(t *testing.T) {
+	tb := Default()
+	if tb.Dim() != 100 || tb.Len() < 50000 {
+		t.Fatalf("table has %d terms of %d dimensions", tb.Len(), tb.Dim())
+	}
+	// Terms are index terms: stemmed, like the analyzer makes them.
+	for _, term := range []string{"weather", "recip", "password", "astrolog"} {
+		if tb.Index(term) < 0 {
+			t.Errorf("table lacks %q", term)
+		}
+	}
+	if tb.Index("recipes") >= 0 {
+		t.Error("table holds the unstemmed recipes")
+	}
+	i := tb.Index("weather")
+	if s := tb.Similarity(i, i); s < 0.99 || s > 1.01 {
+		t.Errorf("a term's cosine with itself is %v", s)
+	}
+	if tb.Weight(tb.Index("year")) >= tb.Weight(tb.Index("astrolog")) {
+		t.Error("a common word weighs no less than a rare one")
+	}
+}
+
+func TestNeighboursSane(t *testing.T) {
+	tb := Default()
+	all := tb.All()
+	for _, c := range []struct{ term, want string }{
+		{"horoscop", "astrolog"}, {"login", "password"}, {"recip", "ingredi"}, {"weather", "temperatur"},
+	} {
+		nb := tb.Neighbours(c.term, all, 10, 0.3)
+		if !slices.ContainsFunc(nb, func(n Neighbour) bool { return n.Term == c.want }) {
+			t.Errorf("neighbours of %s = %v, want %s among them", c.term, nb, c.want)
+		}
+		for k := 1; k < len(nb); k++ {
+			if nb[k].Sim > nb[k-1].Sim {
+				t.Errorf("neighbours of %s out of order: %v", c.term, nb)
+			}
+		}
+	}
+	if nb := tb.Neighbours("openclaw.json", all, 10, 0); nb != nil {
+		t.Errorf("an unknown term has neighbours %v", nb)
+	}
+}
+
+func TestParseRejectsDamage(t *testing.T) {
+	b := NewBuilder(2)
+	b.Add("a", 0, []float64{1, 0})
+	b.Add("b", 1, []float64{0.6, 0.8})
+	data, err := b.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := tb.Similarity(0, 1); s < 0.59 || s > 0.61 {
+		t.Errorf("cosine %v, want 0.6", s)
+	}
+	for _, bad := range [][]byte{nil, []byte("nope"), data[:len(data)-1], append(slices.Clone(data), 0)} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse accepted %d damaged bytes", len(bad))
+		}
+	}
+	b.Add("a", 2, []float64{1, 0})
+	if _, err := b.Bytes(); err == nil {
+		t.Error("Bytes accepted terms out of order")
+	}
+}
+
+func TestPoolAndCosine(t *testing.T) {
+	tb := Default()
+	p := tb.NewPool()
+	if p.Add("openclaw.json", 1) || p.Unit() != nil || p.Encode() != nil {
+		t.Fatal("an unknown term pooled into a vector")
+	}
+	p.Add("weather", 1)
+	p.Add("forecast", 1)
+	q := tb.NewPool()
+	q.Add("rain", 1)
+	r := tb.NewPool()
+	r.Add("recip", 1)
+	if a, b := Cosine(q.Unit(), p.Encode()), Cosine(r.Unit(), p.Encode()); a <= b {
+		t.Errorf("rain is no nearer weather forecast (%v) than recipe is (%v)", a, b)
+	}
+}
