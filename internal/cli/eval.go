@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -33,11 +34,12 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	collection := c.fs.String("collection", "docs", "how DIR's documents are indexed and searched: docs or tools")
 	strip := c.fs.String("strip-front-matter", "", "with --markdown, remove these front-matter `keys` (comma-separated) from every file before indexing")
 	setsDir := c.fs.String("sets", "", "evaluate every judged docs set under `dir` (one folder per set, see internal/eval/testdata/docs)")
-	half := c.fs.String("half", eval.Dev, "with --sets, the `half` evaluated: dev or test")
+	half := c.fs.String("half", "", "the `half` of the queries evaluated, dev or test (see eval.Half); with --sets the default is dev, otherwise all")
 	corpora := c.fs.String("corpora", "../shared/corpora", "with --sets, the `dir` holding the sets' corpora")
 	c.fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage:
   knowhub eval DIR                  DIR holds corpus.jsonl, queries.jsonl and qrels.tsv
+  knowhub eval DIR --half dev|test  only the queries of one half (see --sets)
   knowhub eval DIR --collection tools
                                     each document is a tool (id = name, text = description)
   knowhub eval --markdown DOCS_DIR --queries Q.jsonl --qrels QRELS.tsv [--strip-front-matter KEY,...]
@@ -61,6 +63,9 @@ returned), averaged over the queries that have a relevant document.
 		if *markdown != "" || len(pos) > 0 || *queriesPath != "" || *qrelsPath != "" || *runPath != "" || *strip != "" {
 			return usageError{errors.New("--sets runs alone: drop DIR, --markdown, --queries, --qrels, --run and --strip-front-matter")}
 		}
+		if *half == "" {
+			*half = eval.Dev
+		}
 		return evalSets(ctx, *setsDir, *corpora, *half, *limit, *asJSON, stdout, stderr)
 	}
 	stripKeys, err := frontMatterKeys(*strip)
@@ -77,6 +82,8 @@ returned), averaged over the queries that have a relevant document.
 		return usageError{fmt.Errorf("--collection %q: want docs or tools", *collection)}
 	case *markdown != "" && *collection != "docs":
 		return usageError{errors.New("--markdown evaluates docs; drop --collection")}
+	case *half != "" && *half != eval.Dev && *half != eval.Test:
+		return usageError{fmt.Errorf("--half %q: want %s or %s", *half, eval.Dev, eval.Test)}
 	case *limit < 0:
 		return usageError{fmt.Errorf("--limit %d: want 0 or more", *limit)}
 	case *markdown != "" && len(pos) > 0:
@@ -113,6 +120,14 @@ returned), averaged over the queries that have a relevant document.
 	qrels, err := eval.LoadQrels(*qrelsPath)
 	if err != nil {
 		return fmt.Errorf("load judgments: %w", err)
+	}
+	if *half != "" {
+		queries = slices.DeleteFunc(queries, func(q eval.Query) bool { return eval.Half(q.ID) != *half })
+		for id := range qrels {
+			if eval.Half(id) != *half {
+				delete(qrels, id)
+			}
+		}
 	}
 	var runFile *os.File
 	if *runPath != "" {

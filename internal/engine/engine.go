@@ -55,6 +55,7 @@ type Engine struct {
 
 	scoring Scoring
 	request map[string]bool // terms of requestWords
+	sem     semState
 
 	mu       sync.Mutex
 	revision uint64 // last KH_INDEX revision applied
@@ -91,6 +92,9 @@ type Scoring struct {
 	// its resemblance to the SmoothDocs best tools (search.Index.Smooth).
 	SmoothDocs   int
 	SmoothWeight float64
+	// ToolsSemantic and DocsSemantic tune semantic matching (see
+	// Semantic) of tool and docs searches.
+	ToolsSemantic, DocsSemantic Semantic
 }
 
 // DefaultScoring returns the parameters chosen on the judged collections.
@@ -107,10 +111,13 @@ type Scoring struct {
 func DefaultScoring() Scoring {
 	return Scoring{Docs: DocsParams(), Tools: ToolsParams(), RelatedWeight: 0.5, GramWeight: 0.15,
 		RequestWeight: 0.5, PartWeight: 0.5, QueryK3: 1.5, FeedbackDocs: 1, FeedbackTerms: 30, FeedbackWeight: 0.15,
-		SmoothDocs: 20, SmoothWeight: 0.3}
+		SmoothDocs: 20, SmoothWeight: 0.3,
+		ToolsSemantic: Semantic{Expand: 0.5, ExpandTerms: 3, ExpandMinSim: 0.5, Fuse: 0.6, FuseAll: true},
+		DocsSemantic:  Semantic{Expand: 0.5, ExpandTerms: 3, ExpandMinSim: 0.5}}
 }
 
-// NewEngine returns an empty engine with DefaultScoring. Zero limits take
+// NewEngine returns an empty engine with DefaultScoring and semantic
+// matching on (see SetSemantic). Zero limits take
 // the defaults of 10 and 100 hits.
 func NewEngine(limits Limits) *Engine { return NewEngineScoring(limits, DefaultScoring()) }
 
@@ -149,8 +156,10 @@ func NewWithAnalyzer(limits Limits, sc Scoring, an *analysis.Analyzer) *Engine {
 	if err != nil {
 		panic(err)
 	}
-	return &Engine{limits: limits, an: an, docs: docs, tools: tools, kb: kbIndex,
+	e := &Engine{limits: limits, an: an, docs: docs, tools: tools, kb: kbIndex,
 		changed: make(chan struct{}), scoring: sc, request: termSet(an, requestWords)}
+	e.SetSemantic(true)
+	return e
 }
 
 // Analyzer returns the engine's analyzer.
@@ -332,7 +341,11 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		topK = e.limits.MaxTopK
 	}
 	text, phrases := parseQuery(q)
+	st := e.semanticTable(req.Semantic, text)
 	terms, termSet := e.queryTerms(e.docs, text)
+	if st != nil {
+		terms = e.expandDocs(st, terms)
+	}
 	var filter func(*search.Entry) bool
 	if len(req.Repos) > 0 {
 		repos := make(map[string]bool, len(req.Repos))
@@ -352,6 +365,9 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		limit = max(limit, phraseCandidates)
 	}
 	hits, total := e.docs.Search(search.Query{Terms: terms, Filter: filter, Limit: limit})
+	if st != nil {
+		hits = e.fuseDocs(st, terms, hits, filter, limit)
+	}
 	if len(pterms) > 0 {
 		hits = filterPhrases(e.an, hits, pterms)
 		total = len(hits)

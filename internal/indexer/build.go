@@ -9,6 +9,7 @@ import (
 
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/semantic"
 )
 
 // builders recycles vocabulary builders across documents: their maps and
@@ -85,6 +86,7 @@ func BuildDoc(cs *contract.ChunkSet, an *analysis.Analyzer) *contract.IndexDoc {
 		doc.Chunks = append(doc.Chunks, ic)
 	}
 	doc.Vocab = vb.Vocab()
+	semantic.Default().Annotate(doc)
 	return doc
 }
 

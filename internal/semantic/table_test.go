@@ -3,6 +3,8 @@ package semantic
 import (
 	"slices"
 	"testing"
+
+	"github.com/knowhub/knowhub/internal/contract"
 )
 
 func TestDefaultTableLoads(t *testing.T) {
@@ -89,5 +91,22 @@ func TestPoolAndCosine(t *testing.T) {
 	r.Add("recip", 1)
 	if a, b := Cosine(q.Unit(), p.Encode()), Cosine(r.Unit(), p.Encode()); a <= b {
 		t.Errorf("rain is no nearer weather forecast (%v) than recipe is (%v)", a, b)
+	}
+}
+
+func TestAnnotate(t *testing.T) {
+	doc := &contract.IndexDoc{Vocab: []string{"openclaw.json", "rain", "snow"}, Chunks: []contract.IndexChunk{
+		{Fields: []contract.FieldTerms{{Field: "body", Terms: []uint32{1, 2}, TFs: []uint32{1, 3}}}},
+		{Fields: []contract.FieldTerms{{Field: "body", Terms: []uint32{0}, TFs: []uint32{1}}}},
+		{Terms: map[string]map[string]int{"name": {"weather": 1}}},
+	}}
+	Default().Annotate(doc)
+	if len(doc.Chunks[0].Vec) != 100 || doc.Chunks[1].Vec != nil || len(doc.Chunks[2].Vec) != 100 {
+		t.Fatalf("vectors %d, %v, %d bytes", len(doc.Chunks[0].Vec), doc.Chunks[1].Vec, len(doc.Chunks[2].Vec))
+	}
+	q := Default().NewPool()
+	q.Add("rain", 1)
+	if c := Cosine(q.Unit(), doc.Chunks[0].Vec); c < 0.7 {
+		t.Errorf("rain against rain and snow: cosine %v", c)
 	}
 }

@@ -1,0 +1,266 @@
+package engine
+
+import (
+	"math"
+	"sort"
+	"sync"
+	"unicode"
+
+	"github.com/knowhub/knowhub/internal/search"
+	"github.com/knowhub/knowhub/internal/semantic"
+)
+
+// Semantic matching closes the vocabulary gap between a query and the
+// words of what answers it ("horoscope" for an astrology tool) with the
+// static word vectors of package semantic, two ways: query expansion with
+// the nearest neighbours of a query word among the collection's terms, in
+// the word's group and down-weighted, and a second retriever, the cosine
+// of the query's pooled vector with each entry's (indexed with it), blended
+// into the lexical score. Exact matches keep winning: a neighbour never
+// weighs more than the word it stands for would, and when the query holds
+// an anchor, a term the collection has but the table lacks (an identifier,
+// a tool or product name), only entries that hold an anchor get the
+// blended score. A query with CJK text is left alone: the vectors are
+// English.
+type Semantic struct {
+	// Expand weighs a neighbour at this share of its query word's weight
+	// times their cosine; 0 turns expansion off.
+	Expand float64
+	// ExpandTerms is the most neighbours a query word gets, each at least
+	// ExpandMinSim from it. Only words in at most ExpandMaxDF entries are
+	// expanded: 0 expands the words the collection lacks, the gap that
+	// expansion closes; on MetaTool expanding every word scores lower.
+	ExpandTerms  int
+	ExpandMinSim float64
+	ExpandMaxDF  int
+	// Fuse, when positive, adds to every entry's score Fuse times the best
+	// lexical score times the entry's cosine with the query. FuseAll
+	// blends every entry, so that one no query word matches can enter;
+	// otherwise only the lexical candidates are blended.
+	Fuse    float64
+	FuseAll bool
+}
+
+// semState is what an engine keeps for semantic matching.
+type semState struct {
+	table *semantic.Table // nil: switched off
+	mu    sync.Mutex
+	cands map[*search.Index]*semCands
+}
+
+// semCands are the table indexes of an index's terms, for one generation.
+type semCands struct {
+	gen uint64
+	ids []int
+}
+
+// SetSemantic switches semantic matching on (with the embedded table) or
+// off for every request; a request may still switch it off for itself.
+func (e *Engine) SetSemantic(on bool) {
+	e.sem.mu.Lock()
+	defer e.sem.mu.Unlock()
+	if on {
+		e.sem.table = semantic.Default()
+	} else {
+		e.sem.table = nil
+	}
+	e.sem.cands = map[*search.Index]*semCands{}
+}
+
+// semanticTable returns the table when a request with the given switch
+// and query gets semantic matching, or nil.
+func (e *Engine) semanticTable(req *bool, q string) *semantic.Table {
+	e.sem.mu.Lock()
+	t := e.sem.table
+	e.sem.mu.Unlock()
+	if t == nil || (req != nil && !*req) || hasCJK(q) {
+		return nil
+	}
+	return t
+}
+
+// hasCJK reports whether s holds Han, Hiragana, Katakana or Hangul.
+func hasCJK(s string) bool {
+	for _, r := range s {
+		if r >= 0x1100 && (unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)) {
+			return true
+		}
+	}
+	return false
+}
+
+// candidates returns the table indexes of ix's terms, cached until ix
+// changes.
+func (e *Engine) candidates(t *semantic.Table, ix *search.Index) []int {
+	gen := ix.Generation()
+	e.sem.mu.Lock()
+	c := e.sem.cands[ix]
+	e.sem.mu.Unlock()
+	if c != nil && c.gen == gen {
+		return c.ids
+	}
+	c = &semCands{gen: gen}
+	ix.EachTerm(func(term string, df int) {
+		if i := t.Index(term); i >= 0 {
+			c.ids = append(c.ids, i)
+		}
+	})
+	sort.Ints(c.ids)
+	e.sem.mu.Lock()
+	if e.sem.cands == nil {
+		e.sem.cands = map[*search.Index]*semCands{}
+	}
+	e.sem.cands[ix] = c
+	e.sem.mu.Unlock()
+	return c.ids
+}
+
+// expand returns the neighbours of the query word w among ix's terms as
+// terms of group, each weighing weight × Expand × cosine, and, where ix
+// has w, no more than w itself would: idf(w)^p / idf(neighbour)^p caps it.
+func (e *Engine) expand(t *semantic.Table, ix *search.Index, sc Semantic, idfPower float64, w string, weight float64, group int) []search.Term {
+	if sc.Expand <= 0 || sc.ExpandTerms <= 0 {
+		return nil
+	}
+	if ix.DF(w) > sc.ExpandMaxDF {
+		return nil
+	}
+	nb := t.Neighbours(w, e.candidates(t, ix), sc.ExpandTerms, float32(sc.ExpandMinSim))
+	if len(nb) == 0 {
+		return nil
+	}
+	n := float64(max(ix.Stats().Chunks, 1))
+	if idfPower <= 0 {
+		idfPower = 1
+	}
+	idf := func(df int) float64 { return math.Pow(math.Log(1+(n-float64(df)+0.5)/(float64(df)+0.5)), idfPower) }
+	own := ix.DF(w)
+	out := make([]search.Term, 0, len(nb))
+	for _, x := range nb {
+		wt := weight * sc.Expand * float64(x.Sim)
+		if own > 0 {
+			wt *= min(1, idf(own)/idf(max(ix.DF(x.Term), 1)))
+		}
+		out = append(out, search.Term{Text: x.Term, Weight: wt, Group: group})
+	}
+	return out
+}
+
+// queryVector pools the query words at their weights; nil when the table
+// has none of them.
+func queryVector(t *semantic.Table, words []string, weights []float64) []float32 {
+	p := t.NewPool()
+	for i, w := range words {
+		p.Add(w, float32(weights[i]))
+	}
+	return p.Unit()
+}
+
+// anchors returns the query words that ix has and the table lacks.
+func anchors(t *semantic.Table, ix *search.Index, words []string) []search.Term {
+	var out []search.Term
+	for i, w := range words {
+		if t.Index(w) < 0 && ix.DF(w) > 0 {
+			out = append(out, search.Term{Text: w, Weight: 1, Group: i})
+		}
+	}
+	return out
+}
+
+// fuse blends into hits the cosine of every entry that filter keeps
+// (all of ix when all is set, else only the hits) with the query vector
+// qv: score + Fuse × best lexical score × max(cosine, 0), for the entries
+// that hold one of the anchors when there are any. It returns the blended
+// hits, best first.
+func fuse(ix *search.Index, hits []search.Hit, qv []float32, fuseWeight float64, anchor []search.Term, filter func(*search.Entry) bool, all bool) []search.Hit {
+	if fuseWeight <= 0 || qv == nil {
+		return hits
+	}
+	maxBM := 0.0
+	at := make(map[*search.Entry]int, len(hits))
+	for i, h := range hits {
+		maxBM = max(maxBM, h.Score)
+		at[h.Entry] = i
+	}
+	if maxBM == 0 {
+		maxBM = 1
+	}
+	var held map[*search.Entry]bool
+	if len(anchor) > 0 {
+		ah, _ := ix.Search(search.Query{Terms: anchor, Filter: filter, Limit: max(len(hits), 1) + 1000})
+		held = make(map[*search.Entry]bool, len(ah))
+		for _, h := range ah {
+			held[h.Entry] = true
+		}
+	}
+	bonus := func(en *search.Entry) float64 {
+		if held != nil && !held[en] {
+			return 0
+		}
+		return fuseWeight * maxBM * math.Max(float64(semantic.Cosine(qv, en.Vec)), 0)
+	}
+	out := make([]search.Hit, len(hits))
+	for i, h := range hits {
+		out[i] = search.Hit{Entry: h.Entry, Score: h.Score + bonus(h.Entry)}
+	}
+	if all {
+		ix.EachEntry(func(en *search.Entry) bool {
+			if _, ok := at[en]; ok || (filter != nil && !filter(en)) {
+				return true
+			}
+			if b := bonus(en); b > 0 {
+				out = append(out, search.Hit{Entry: en, Score: b})
+			}
+			return true
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out
+}
+
+// fuseTools blends the tools' cosines with the query into hits.
+func (e *Engine) fuseTools(t *semantic.Table, q string, hits []search.Hit, filter func(*search.Entry) bool) []search.Hit {
+	sc := e.scoring.ToolsSemantic
+	if sc.Fuse <= 0 {
+		return hits
+	}
+	words := e.toolWords(q)
+	terms := make([]string, len(words))
+	weights := make([]float64, len(words))
+	for i, w := range words {
+		terms[i], weights[i] = w.term, w.weight
+	}
+	qv := queryVector(t, terms, weights)
+	return fuse(e.tools, hits, qv, sc.Fuse, anchors(t, e.tools, terms), filter, true)
+}
+
+// expandDocs adds to a docs query's terms the neighbours of its words.
+func (e *Engine) expandDocs(t *semantic.Table, terms []search.Term) []search.Term {
+	sc := e.scoring.DocsSemantic
+	out := terms
+	for _, x := range terms {
+		if x.Weight == 1 { // a query word, not a typo expansion
+			out = append(out, e.expand(t, e.docs, sc, 1, x.Text, 1, x.Group)...)
+		}
+	}
+	return out
+}
+
+// fuseDocs blends the sections' cosines with the query into hits, keeping
+// at most limit.
+func (e *Engine) fuseDocs(t *semantic.Table, terms []search.Term, hits []search.Hit, filter func(*search.Entry) bool, limit int) []search.Hit {
+	sc := e.scoring.DocsSemantic
+	if sc.Fuse <= 0 {
+		return hits
+	}
+	var words []string
+	var weights []float64
+	for _, x := range terms {
+		if x.Weight == 1 {
+			words, weights = append(words, x.Text), append(weights, 1)
+		}
+	}
+	qv := queryVector(t, words, weights)
+	out := fuse(e.docs, hits, qv, sc.Fuse, anchors(t, e.docs, words), filter, sc.FuseAll)
+	return out[:min(len(out), limit)]
+}
