@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -43,6 +42,7 @@ type Table struct {
 	names  string
 	vecs   []byte
 	sif    []float32
+	index  map[string]int32
 }
 
 var defaultTable = sync.OnceValue(func() *Table {
@@ -90,10 +90,12 @@ func Parse(data []byte) (*Table, error) {
 		return nil, fmt.Errorf("table has %d bytes of vectors, want %d", len(p), t.n*t.dim)
 	}
 	t.vecs = p
-	for i := 1; i < t.n; i++ {
-		if t.Term(i-1) >= t.Term(i) {
+	t.index = make(map[string]int32, t.n)
+	for i := range t.n {
+		if i > 0 && t.Term(i-1) >= t.Term(i) {
 			return nil, fmt.Errorf("table terms out of order at %q", t.Term(i))
 		}
+		t.index[t.Term(i)] = int32(i)
 	}
 	// Smooth inverse frequency (Arora et al.): a/(a+p(w)) with p from the
 	// word's Zipf rank, so frequent words weigh little in a pooled vector.
@@ -120,9 +122,8 @@ func (t *Table) Term(i int) string { return t.names[t.offs[i]:t.offs[i+1]] }
 
 // Index returns the index of term, or -1 when the table lacks it.
 func (t *Table) Index(term string) int {
-	i := sort.Search(t.n, func(i int) bool { return t.Term(i) >= term })
-	if i < t.n && t.Term(i) == term {
-		return i
+	if i, ok := t.index[term]; ok {
+		return int(i)
 	}
 	return -1
 }
