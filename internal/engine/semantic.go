@@ -48,10 +48,10 @@ type semState struct {
 	cands map[*search.Index]*semCands
 }
 
-// semCands are the table indexes of an index's terms, for one generation.
+// semCands are the vectors of an index's terms, for one generation.
 type semCands struct {
 	gen uint64
-	ids []int
+	m   *semantic.Matrix
 }
 
 // SetSemantic switches semantic matching on (with the embedded table) or
@@ -89,30 +89,30 @@ func hasCJK(s string) bool {
 	return false
 }
 
-// candidates returns the table indexes of ix's terms, cached until ix
-// changes.
-func (e *Engine) candidates(t *semantic.Table, ix *search.Index) []int {
+// candidates returns the vectors of ix's terms, cached until ix changes.
+func (e *Engine) candidates(t *semantic.Table, ix *search.Index) *semantic.Matrix {
 	gen := ix.Generation()
 	e.sem.mu.Lock()
 	c := e.sem.cands[ix]
 	e.sem.mu.Unlock()
 	if c != nil && c.gen == gen {
-		return c.ids
+		return c.m
 	}
-	c = &semCands{gen: gen}
+	var ids []int
 	ix.EachTerm(func(term string, df int) {
 		if i := t.Index(term); i >= 0 {
-			c.ids = append(c.ids, i)
+			ids = append(ids, i)
 		}
 	})
-	sort.Ints(c.ids)
+	sort.Ints(ids)
+	c = &semCands{gen: gen, m: t.Matrix(ids)}
 	e.sem.mu.Lock()
 	if e.sem.cands == nil {
 		e.sem.cands = map[*search.Index]*semCands{}
 	}
 	e.sem.cands[ix] = c
 	e.sem.mu.Unlock()
-	return c.ids
+	return c.m
 }
 
 // expand returns the neighbours of the query word w among ix's terms as
@@ -125,7 +125,7 @@ func (e *Engine) expand(t *semantic.Table, ix *search.Index, sc Semantic, idfPow
 	if ix.DF(w) > sc.ExpandMaxDF {
 		return nil
 	}
-	nb := t.Neighbours(w, e.candidates(t, ix), sc.ExpandTerms, float32(sc.ExpandMinSim))
+	nb := e.candidates(t, ix).Neighbours(w, sc.ExpandTerms, float32(sc.ExpandMinSim))
 	if len(nb) == 0 {
 		return nil
 	}

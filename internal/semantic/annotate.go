@@ -1,9 +1,7 @@
 package semantic
 
 import (
-	"cmp"
 	"math"
-	"slices"
 
 	"github.com/knowhub/knowhub/internal/contract"
 )
@@ -26,10 +24,6 @@ func (t *Table) Annotate(doc *contract.IndexDoc) {
 		}
 	}
 	p := t.NewPool()
-	type tw struct {
-		i int
-		w float32
-	}
 	var picked []tw
 	add := func(i int, tf uint32) {
 		if tf > 0 {
@@ -56,8 +50,7 @@ func (t *Table) Annotate(doc *contract.IndexDoc) {
 			}
 		}
 		if len(picked) > maxPooled {
-			slices.SortFunc(picked, func(a, b tw) int { return cmp.Compare(b.w, a.w) })
-			picked = picked[:maxPooled]
+			picked = weightiest(picked, maxPooled)
 		}
 		for _, x := range picked {
 			t.AddTo(p.sum, x.i, x.w)
@@ -83,4 +76,41 @@ func tfWeight(tf uint32) float32 {
 		return tfWeights[tf]
 	}
 	return float32(1 + math.Log(float64(tf)))
+}
+
+// tw is a term of a chunk, by table index, with its weight.
+type tw struct {
+	i int
+	w float32
+}
+
+// weightiest reorders ts so that its k weightiest terms come first, in any
+// order, and returns them (quickselect).
+func weightiest(ts []tw, k int) []tw {
+	lo, hi := 0, len(ts)-1
+	for lo < hi {
+		pivot := ts[(lo+hi)/2].w
+		i, j := lo, hi
+		for i <= j {
+			for ts[i].w > pivot {
+				i++
+			}
+			for ts[j].w < pivot {
+				j--
+			}
+			if i <= j {
+				ts[i], ts[j] = ts[j], ts[i]
+				i, j = i+1, j-1
+			}
+		}
+		switch {
+		case k-1 <= j:
+			hi = j
+		case k-1 >= i:
+			lo = i
+		default:
+			lo = hi
+		}
+	}
+	return ts[:k]
 }

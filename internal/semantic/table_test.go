@@ -110,3 +110,57 @@ func TestAnnotate(t *testing.T) {
 		t.Errorf("rain against rain and snow: cosine %v", c)
 	}
 }
+
+func TestMatrixNeighboursAgree(t *testing.T) {
+	tb := Default()
+	var ids []int
+	for i := 0; i < tb.Len(); i += 7 {
+		ids = append(ids, i)
+	}
+	m := tb.Matrix(ids)
+	for _, term := range []string{"weather", "login", "recip"} {
+		a, b := tb.Neighbours(term, ids, 5, 0.3), m.Neighbours(term, 5, 0.3)
+		if len(a) != len(b) {
+			t.Fatalf("%s: %v against %v", term, a, b)
+		}
+		for k := range a {
+			if a[k].Term != b[k].Term {
+				t.Errorf("%s: %v against %v", term, a, b)
+			}
+		}
+	}
+}
+
+func TestAnnotatePoolsTheWeightiestTerms(t *testing.T) {
+	tb := Default()
+	// More common words than are pooled, and one rare word: the rare one
+	// outweighs them, so it is pooled.
+	vector := func(rare bool) []byte {
+		var vocab []string
+		for i := 0; i < tb.Len(); i++ {
+			if tb.Rank(i) < 150 {
+				vocab = append(vocab, tb.Term(i))
+			}
+		}
+		if len(vocab) <= maxPooled {
+			t.Fatalf("only %d common terms", len(vocab))
+		}
+		if rare {
+			vocab = append(vocab, "astrolog")
+		}
+		slices.Sort(vocab)
+		f := contract.FieldTerms{Field: "body"}
+		for i := range vocab {
+			f.Terms, f.TFs = append(f.Terms, uint32(i)), append(f.TFs, 1)
+		}
+		doc := &contract.IndexDoc{Vocab: vocab, Chunks: []contract.IndexChunk{{Fields: []contract.FieldTerms{f}}}}
+		tb.Annotate(doc)
+		return doc.Chunks[0].Vec
+	}
+	q := tb.NewPool()
+	q.Add("astrolog", 1)
+	with, without := Cosine(q.Unit(), vector(true)), Cosine(q.Unit(), vector(false))
+	if with < without+0.05 {
+		t.Errorf("the rare term was not pooled: cosine %v with it, %v without", with, without)
+	}
+}

@@ -124,3 +124,78 @@ func (t *Table) All() []int {
 	}
 	return out
 }
+
+// A Matrix holds the vectors of some terms of a table contiguously, for
+// fast neighbour scans over a collection's vocabulary.
+type Matrix struct {
+	t      *Table
+	ids    []int
+	vecs   []int8
+	scales []float32
+}
+
+// Matrix returns the matrix of the table's terms ids.
+func (t *Table) Matrix(ids []int) *Matrix {
+	m := &Matrix{t: t, ids: ids, vecs: make([]int8, 0, len(ids)*t.dim), scales: make([]float32, len(ids))}
+	for k, i := range ids {
+		for _, b := range t.raw(i) {
+			m.vecs = append(m.vecs, int8(b))
+		}
+		m.scales[k] = t.scale(i)
+	}
+	return m
+}
+
+// Len returns the number of terms of the matrix.
+func (m *Matrix) Len() int { return len(m.ids) }
+
+// Neighbours returns up to k of the matrix's terms nearest to term, each
+// at least minSim from it, nearest first; none when the table lacks term.
+// term itself is skipped.
+func (m *Matrix) Neighbours(term string, k int, minSim float32) []Neighbour {
+	t := m.t
+	qi := t.Index(term)
+	if qi < 0 || k <= 0 {
+		return nil
+	}
+	q := make([]int8, t.dim)
+	for j, b := range t.raw(qi) {
+		q[j] = int8(b)
+	}
+	qs := t.scale(qi)
+	type cand struct {
+		id  int
+		sim float32
+	}
+	best := make([]cand, 0, k+1)
+	dim := t.dim
+	for r, id := range m.ids {
+		if id == qi {
+			continue
+		}
+		v := m.vecs[r*dim : (r+1)*dim : (r+1)*dim]
+		var dot int32
+		for j := range v {
+			dot += int32(q[j]) * int32(v[j])
+		}
+		s := float32(dot) * qs * m.scales[r]
+		if s < minSim || (len(best) == k && s <= best[k-1].sim) {
+			continue
+		}
+		at := len(best)
+		for at > 0 && best[at-1].sim < s {
+			at--
+		}
+		best = append(best, cand{})
+		copy(best[at+1:], best[at:])
+		best[at] = cand{id, s}
+		if len(best) > k {
+			best = best[:k]
+		}
+	}
+	out := make([]Neighbour, len(best))
+	for j, c := range best {
+		out[j] = Neighbour{t.Term(c.id), c.sim}
+	}
+	return out
+}
