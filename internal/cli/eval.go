@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/eval"
 )
 
@@ -35,6 +36,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	strip := c.fs.String("strip-front-matter", "", "with --markdown, remove these front-matter `keys` (comma-separated) from every file before indexing")
 	setsDir := c.fs.String("sets", "", "evaluate every judged docs set under `dir` (one folder per set, see internal/eval/testdata/docs)")
 	half := c.fs.String("half", "", "the `half` of the queries evaluated, dev or test (see eval.Half); with --sets the default is dev, otherwise all")
+	semantic := c.fs.String("semantic", "default", "semantic matching: `mode` off, expand (neighbour expansion only), fuse (the blended vector retriever only), both, or default (both for tools, expand for docs)")
 	corpora := c.fs.String("corpora", "../shared/corpora", "with --sets, the `dir` holding the sets' corpora")
 	c.fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage:
@@ -59,6 +61,10 @@ returned), averaged over the queries that have a relevant document.
 	if err != nil {
 		return err
 	}
+	mode, err := engine.ParseSemanticMode(*semantic)
+	if err != nil {
+		return usageError{err}
+	}
 	if *setsDir != "" {
 		if *markdown != "" || len(pos) > 0 || *queriesPath != "" || *qrelsPath != "" || *runPath != "" || *strip != "" {
 			return usageError{errors.New("--sets runs alone: drop DIR, --markdown, --queries, --qrels, --run and --strip-front-matter")}
@@ -66,7 +72,7 @@ returned), averaged over the queries that have a relevant document.
 		if *half == "" {
 			*half = eval.Dev
 		}
-		return evalSets(ctx, *setsDir, *corpora, *half, *limit, *asJSON, stdout, stderr)
+		return evalSets(ctx, *setsDir, *corpora, *half, *limit, mode, *asJSON, stdout, stderr)
 	}
 	stripKeys, err := frontMatterKeys(*strip)
 	if err != nil {
@@ -166,6 +172,7 @@ returned), averaged over the queries that have a relevant document.
 		fmt.Fprintf(out, "indexed   %d documents of %s in %s\n", col.Docs, dir, shortDuration(col.IndexTime))
 	}
 
+	col.SetSemantic(mode)
 	rep, err := eval.Run(ctx, col, queries, qrels, eval.Options{Limit: *limit})
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"sync"
@@ -41,9 +42,36 @@ type Semantic struct {
 	FuseAll bool
 }
 
+// SemanticMode says which parts of semantic matching an engine uses.
+type SemanticMode int
+
+// The semantic modes: off, expansion only, the blended retriever only,
+// both, and the default, what measurement chose for each collection: both
+// for tools, where the retriever gains, and expansion only for docs, where
+// blending the retriever in costs nDCG on the judged sets and SciFact.
+const (
+	SemanticOff SemanticMode = iota
+	SemanticExpand
+	SemanticFuse
+	SemanticBoth
+	SemanticDefault
+)
+
+// ParseSemanticMode reads a mode by name: off, expand, fuse, both or
+// default.
+func ParseSemanticMode(s string) (SemanticMode, error) {
+	for m, name := range []string{"off", "expand", "fuse", "both", "default"} {
+		if s == name {
+			return SemanticMode(m), nil
+		}
+	}
+	return 0, fmt.Errorf("semantic mode %q: want off, expand, fuse, both or default", s)
+}
+
 // semState is what an engine keeps for semantic matching.
 type semState struct {
 	table *semantic.Table // nil: switched off
+	mode  SemanticMode
 	mu    sync.Mutex
 	cands map[*search.Index]*semCands
 }
@@ -57,14 +85,39 @@ type semCands struct {
 // SetSemantic switches semantic matching on (with the embedded table) or
 // off for every request; a request may still switch it off for itself.
 func (e *Engine) SetSemantic(on bool) {
+	if on {
+		e.SetSemanticMode(SemanticDefault)
+	} else {
+		e.SetSemanticMode(SemanticOff)
+	}
+}
+
+// SetSemanticMode chooses the parts of semantic matching the engine uses,
+// for measuring them apart.
+func (e *Engine) SetSemanticMode(m SemanticMode) {
 	e.sem.mu.Lock()
 	defer e.sem.mu.Unlock()
-	if on {
+	e.sem.mode = m
+	e.sem.table = nil
+	if m != SemanticOff {
 		e.sem.table = semantic.Default()
-	} else {
-		e.sem.table = nil
 	}
 	e.sem.cands = map[*search.Index]*semCands{}
+}
+
+// semanticParts reports whether expansion and the blended retriever are on
+// for tool search (tools) or docs search.
+func (e *Engine) semanticParts(tools bool) (expand, fuse bool) {
+	e.sem.mu.Lock()
+	m := e.sem.mode
+	e.sem.mu.Unlock()
+	if m == SemanticDefault {
+		m = SemanticExpand
+		if tools {
+			m = SemanticBoth
+		}
+	}
+	return m == SemanticExpand || m == SemanticBoth, m == SemanticFuse || m == SemanticBoth
 }
 
 // semanticTable returns the table when a request with the given switch
@@ -119,7 +172,7 @@ func (e *Engine) candidates(t *semantic.Table, ix *search.Index) *semantic.Matri
 // terms of group, each weighing weight × Expand × cosine, and, where ix
 // has w, no more than w itself would: idf(w)^p / idf(neighbour)^p caps it.
 func (e *Engine) expand(t *semantic.Table, ix *search.Index, sc Semantic, idfPower float64, w string, weight float64, group int) []search.Term {
-	if sc.Expand <= 0 || sc.ExpandTerms <= 0 {
+	if on, _ := e.semanticParts(ix == e.tools); !on || sc.Expand <= 0 || sc.ExpandTerms <= 0 {
 		return nil
 	}
 	if ix.DF(w) > sc.ExpandMaxDF {
@@ -221,7 +274,7 @@ func fuse(ix *search.Index, hits []search.Hit, qv []float32, fuseWeight float64,
 // fuseTools blends the tools' cosines with the query into hits.
 func (e *Engine) fuseTools(t *semantic.Table, q string, hits []search.Hit, filter func(*search.Entry) bool) []search.Hit {
 	sc := e.scoring.ToolsSemantic
-	if sc.Fuse <= 0 {
+	if _, on := e.semanticParts(true); !on || sc.Fuse <= 0 {
 		return hits
 	}
 	words := e.toolWords(q)
@@ -250,7 +303,7 @@ func (e *Engine) expandDocs(t *semantic.Table, terms []search.Term) []search.Ter
 // at most limit.
 func (e *Engine) fuseDocs(t *semantic.Table, terms []search.Term, hits []search.Hit, filter func(*search.Entry) bool, limit int) []search.Hit {
 	sc := e.scoring.DocsSemantic
-	if sc.Fuse <= 0 {
+	if _, on := e.semanticParts(false); !on || sc.Fuse <= 0 {
 		return hits
 	}
 	var words []string

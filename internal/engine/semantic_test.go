@@ -119,6 +119,7 @@ func TestExactMatchWinsOverNearSynonyms(t *testing.T) {
 	sc := DefaultScoring()
 	sc.DocsSemantic.Fuse, sc.DocsSemantic.FuseAll = 1, true
 	d := NewEngineScoring(Limits{}, sc)
+	d.SetSemanticMode(SemanticBoth)
 	pages := map[string]string{
 		"ident.md":   "Set maxAckPending on the consumer.",
 		"synonym.md": "Limit how many messages wait for acknowledgement: the consumer stops delivering when too many acknowledgements are pending, a limit on outstanding messages.",
@@ -138,6 +139,31 @@ func TestExactMatchWinsOverNearSynonyms(t *testing.T) {
 	}
 }
 
+func TestSemanticModes(t *testing.T) {
+	e := NewEngine(Limits{})
+	for _, c := range []struct {
+		mode                     SemanticMode
+		toolsExp, toolsFuse, exp bool
+		fuse                     bool
+	}{
+		{SemanticOff, false, false, false, false},
+		{SemanticExpand, true, false, true, false},
+		{SemanticFuse, false, true, false, true},
+		{SemanticBoth, true, true, true, true},
+		{SemanticDefault, true, true, true, false},
+	} {
+		e.SetSemanticMode(c.mode)
+		te, tf := e.semanticParts(true)
+		de, df := e.semanticParts(false)
+		if te != c.toolsExp || tf != c.toolsFuse || de != c.exp || df != c.fuse {
+			t.Errorf("mode %d: tools %v %v, docs %v %v", c.mode, te, tf, de, df)
+		}
+	}
+	if _, err := ParseSemanticMode("fuzzy"); err == nil {
+		t.Error("an unknown mode parsed")
+	}
+}
+
 func TestCJKQueriesUntouched(t *testing.T) {
 	pages := map[string]string{
 		"gw.md":   "网关配置：设置 OpenClaw 网关的端口和认证。",
@@ -145,6 +171,7 @@ func TestCJKQueriesUntouched(t *testing.T) {
 		"cron.md": "定时任务 schedule cron jobs",
 	}
 	on := engineWith(t, pages)
+	on.SetSemanticMode(SemanticBoth)
 	off := engineWith(t, pages)
 	off.SetSemantic(false)
 	for _, q := range []string{"网关配置", "如何 login 网关", "登录 password"} {

@@ -178,6 +178,9 @@ func RunSets(ctx context.Context, sets []Set, corporaDir, half string, opts Opti
 			if err != nil {
 				return nil, fmt.Errorf("index %s: %w", dir, err)
 			}
+			if opts.Semantic != nil {
+				col.SetSemantic(*opts.Semantic)
+			}
 			cols[key] = col
 		}
 		rep, err := Run(ctx, col, halves[i].queries, halves[i].qrels, opts)
