@@ -36,10 +36,12 @@ type Semantic struct {
 	ExpandMaxDF  int
 	// Fuse, when positive, adds to every entry's score Fuse times the best
 	// lexical score times the entry's cosine with the query. FuseAll
-	// blends every entry, so that one no query word matches can enter;
-	// otherwise only the lexical candidates are blended.
-	Fuse    float64
-	FuseAll bool
+	// blends every entry, so that one no query word matches can enter
+	// when its cosine is at least FuseMinSim; otherwise only the lexical
+	// candidates are blended.
+	Fuse       float64
+	FuseAll    bool
+	FuseMinSim float64
 }
 
 // SemanticMode says which parts of semantic matching an engine uses.
@@ -47,8 +49,9 @@ type SemanticMode int
 
 // The semantic modes: off, expansion only, the blended retriever only,
 // both, and the default, what measurement chose for each collection: both
-// for tools, where the retriever gains, and expansion only for docs, where
-// blending the retriever in costs nDCG on the judged sets and SciFact.
+// for tools, where each part gains, and off for docs, where expansion
+// changes nothing on the judged sets and SciFact and blending the retriever
+// in costs nDCG.
 const (
 	SemanticOff SemanticMode = iota
 	SemanticExpand
@@ -112,7 +115,7 @@ func (e *Engine) semanticParts(tools bool) (expand, fuse bool) {
 	m := e.sem.mode
 	e.sem.mu.Unlock()
 	if m == SemanticDefault {
-		m = SemanticExpand
+		m = SemanticOff
 		if tools {
 			m = SemanticBoth
 		}
@@ -225,7 +228,8 @@ func anchors(t *semantic.Table, ix *search.Index, words []string) []search.Term 
 // qv: score + Fuse × best lexical score × max(cosine, 0), for the entries
 // that hold one of the anchors when there are any. It returns the blended
 // hits, best first.
-func fuse(ix *search.Index, hits []search.Hit, qv []float32, fuseWeight float64, anchor []search.Term, filter func(*search.Entry) bool, all bool) []search.Hit {
+func fuse(ix *search.Index, hits []search.Hit, qv []float32, sc Semantic, anchor []search.Term, filter func(*search.Entry) bool) []search.Hit {
+	fuseWeight, all := sc.Fuse, sc.FuseAll
 	if fuseWeight <= 0 || qv == nil {
 		return hits
 	}
@@ -246,23 +250,23 @@ func fuse(ix *search.Index, hits []search.Hit, qv []float32, fuseWeight float64,
 			held[h.Entry] = true
 		}
 	}
-	bonus := func(en *search.Entry) float64 {
+	cosine := func(en *search.Entry) float64 {
 		if held != nil && !held[en] {
 			return 0
 		}
-		return fuseWeight * maxBM * math.Max(float64(semantic.Cosine(qv, en.Vec)), 0)
+		return math.Max(float64(semantic.Cosine(qv, en.Vec)), 0)
 	}
 	out := make([]search.Hit, len(hits))
 	for i, h := range hits {
-		out[i] = search.Hit{Entry: h.Entry, Score: h.Score + bonus(h.Entry)}
+		out[i] = search.Hit{Entry: h.Entry, Score: h.Score + fuseWeight*maxBM*cosine(h.Entry)}
 	}
 	if all {
 		ix.EachEntry(func(en *search.Entry) bool {
 			if _, ok := at[en]; ok || (filter != nil && !filter(en)) {
 				return true
 			}
-			if b := bonus(en); b > 0 {
-				out = append(out, search.Hit{Entry: en, Score: b})
+			if c := cosine(en); c > 0 && c >= sc.FuseMinSim {
+				out = append(out, search.Hit{Entry: en, Score: fuseWeight * maxBM * c})
 			}
 			return true
 		})
@@ -284,7 +288,7 @@ func (e *Engine) fuseTools(t *semantic.Table, q string, hits []search.Hit, filte
 		terms[i], weights[i] = w.term, w.weight
 	}
 	qv := queryVector(t, terms, weights)
-	return fuse(e.tools, hits, qv, sc.Fuse, anchors(t, e.tools, terms), filter, true)
+	return fuse(e.tools, hits, qv, sc, anchors(t, e.tools, terms), filter)
 }
 
 // expandDocs adds to a docs query's terms the neighbours of its words.
@@ -314,6 +318,6 @@ func (e *Engine) fuseDocs(t *semantic.Table, terms []search.Term, hits []search.
 		}
 	}
 	qv := queryVector(t, words, weights)
-	out := fuse(e.docs, hits, qv, sc.Fuse, anchors(t, e.docs, words), filter, sc.FuseAll)
+	out := fuse(e.docs, hits, qv, sc, anchors(t, e.docs, words), filter)
 	return out[:min(len(out), limit)]
 }

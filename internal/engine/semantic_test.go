@@ -150,7 +150,7 @@ func TestSemanticModes(t *testing.T) {
 		{SemanticExpand, true, false, true, false},
 		{SemanticFuse, false, true, false, true},
 		{SemanticBoth, true, true, true, true},
-		{SemanticDefault, true, true, true, false},
+		{SemanticDefault, true, true, false, false},
 	} {
 		e.SetSemanticMode(c.mode)
 		te, tf := e.semanticParts(true)
