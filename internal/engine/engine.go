@@ -93,7 +93,7 @@ type Scoring struct {
 	SmoothDocs   int
 	SmoothWeight float64
 	// ToolsSemantic and DocsSemantic tune semantic matching (see
-	// Semantic) of tool and docs searches.
+	// Semantic) of tool and docs searches; docs use expansion only.
 	ToolsSemantic, DocsSemantic Semantic
 }
 
@@ -118,7 +118,7 @@ func DefaultScoring() Scoring {
 		RequestWeight: 0.5, PartWeight: 0.5, QueryK3: 1.5, FeedbackDocs: 1, FeedbackTerms: 30, FeedbackWeight: 0.15,
 		SmoothDocs: 20, SmoothWeight: 0.3,
 		ToolsSemantic: Semantic{Expand: 0.5, ExpandTerms: 3, ExpandMinSim: 0.5, Fuse: 0.6, FuseAll: true, FuseMinSim: 0.45},
-		DocsSemantic:  Semantic{Expand: 0.5, ExpandTerms: 3, ExpandMinSim: 0.5, Fuse: 0.3}}
+		DocsSemantic:  Semantic{Expand: 0.5, ExpandTerms: 3, ExpandMinSim: 0.5}}
 }
 
 // NewEngine returns an empty engine with DefaultScoring and semantic
@@ -370,9 +370,6 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		limit = max(limit, phraseCandidates)
 	}
 	hits, total := e.docs.Search(search.Query{Terms: terms, Filter: filter, Limit: limit})
-	if st != nil {
-		hits = e.fuseDocs(st, terms, hits, filter, limit)
-	}
 	if len(pterms) > 0 {
 		hits = filterPhrases(e.an, hits, pterms)
 		total = len(hits)

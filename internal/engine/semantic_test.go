@@ -114,11 +114,9 @@ func TestExactMatchWinsOverNearSynonyms(t *testing.T) {
 		t.Errorf("hits %v, want the exact name first", toolNames(r))
 	}
 
-	// Docs, with the second retriever blended in: a section holding the
-	// query's identifier stays ahead of one that holds only its meaning.
-	sc := DefaultScoring()
-	sc.DocsSemantic.Fuse, sc.DocsSemantic.FuseAll = 1, true
-	d := NewEngineScoring(Limits{}, sc)
+	// Docs, with expansion on: a section holding the query's identifier
+	// stays ahead of one that holds only its meaning.
+	d := NewEngine(Limits{})
 	d.SetSemanticMode(SemanticBoth)
 	pages := map[string]string{
 		"ident.md":   "Set maxAckPending on the consumer.",
@@ -195,17 +193,27 @@ func TestCJKQueriesUntouched(t *testing.T) {
 	}
 }
 
-func TestIndexedSectionsCarryVectors(t *testing.T) {
+// Tools carry a pooled vector for the blended retriever; sections, which
+// use expansion only, carry none (pooling them cost a third of a build).
+func TestToolsCarryVectorsAndSectionsDoNot(t *testing.T) {
 	e := engineWith(t, map[string]string{"a.md": "rain and snow", "b.md": "openclaw.json"})
-	n := 0
+	semanticTools(e, gapTools)
+	sections, tools := 0, 0
 	e.docs.EachEntry(func(en *search.Entry) bool {
-		if len(en.Vec) != 100 {
-			t.Errorf("%s has vector %v", en.Source.Path, en.Vec)
+		if len(en.Vec) != 0 {
+			t.Errorf("section %s has a vector", en.Source.Path)
 		}
-		n++
+		sections++
 		return true
 	})
-	if n != 2 {
-		t.Fatalf("%d entries", n)
+	e.tools.EachEntry(func(en *search.Entry) bool {
+		if len(en.Vec) != 100 {
+			t.Errorf("tool %s has vector %v", en.Source.Path, en.Vec)
+		}
+		tools++
+		return true
+	})
+	if sections != 2 || tools != len(gapTools) {
+		t.Fatalf("%d sections, %d tools", sections, tools)
 	}
 }

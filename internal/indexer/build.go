@@ -9,7 +9,6 @@ import (
 
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/contract"
-	"github.com/knowhub/knowhub/internal/semantic"
 )
 
 // builders recycles vocabulary builders across documents: their maps and
@@ -86,7 +85,6 @@ func BuildDoc(cs *contract.ChunkSet, an *analysis.Analyzer) *contract.IndexDoc {
 		doc.Chunks = append(doc.Chunks, ic)
 	}
 	doc.Vocab = vb.Vocab()
-	semantic.Default().Annotate(doc)
 	return doc
 }
 
