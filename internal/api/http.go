@@ -62,6 +62,10 @@ func (s *Service) httpSearchTools(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
+	if req.Semantic, err = semanticParam(q.Get("semantic")); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
 	if !s.IsReady() {
 		writeError(w, http.StatusServiceUnavailable, errors.New("index is still loading"))
 		return
@@ -161,6 +165,10 @@ func (s *Service) httpSearchDocs(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("content must be 1, true, 0 or false, not %q", v))
 		return
 	}
+	if req.Semantic, err = semanticParam(q.Get("semantic")); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
 	req.Group = q.Get("group")
 	for _, r := range q["repo"] {
 		for _, name := range strings.Split(r, ",") {
@@ -179,6 +187,21 @@ func (s *Service) httpSearchDocs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, resp)
+}
+
+// semanticParam reads the semantic switch of a search: nil when unset.
+func semanticParam(v string) (*bool, error) {
+	switch v {
+	case "":
+		return nil, nil
+	case "1", "true":
+		on := true
+		return &on, nil
+	case "0", "false":
+		off := false
+		return &off, nil
+	}
+	return nil, fmt.Errorf("semantic must be 1, true, 0 or false, not %q", v)
 }
 
 func intParam(v, name string) (int, error) {

@@ -79,3 +79,15 @@ func TestNULAndInvalidUTF8QueriesAreRejected(t *testing.T) {
 		}
 	}
 }
+
+// The semantic switch of the search endpoints takes a boolean only.
+func TestSemanticParameter(t *testing.T) {
+	a := startKBAPI(t)
+	for _, path := range []string{"/api/docs/search", "/api/tools/search"} {
+		for v, want := range map[string]int{"false": 200, "0": 200, "true": 200, "maybe": 400} {
+			if code := a.do("GET", path+"?q=install&semantic="+v, aliceToken, nil, nil); code != want {
+				t.Errorf("GET %s with semantic=%s: %d, want %d", path, v, code, want)
+			}
+		}
+	}
+}

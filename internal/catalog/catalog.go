@@ -12,6 +12,7 @@ import (
 
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/semantic"
 )
 
 // Limits on descriptors.
@@ -174,7 +175,7 @@ func BuildDoc(t *contract.Tool, seq uint64, an *analysis.Analyzer) *contract.Ind
 	if len(grams) > 0 {
 		terms[contract.FieldGrams] = grams
 	}
-	return &contract.IndexDoc{
+	doc := &contract.IndexDoc{
 		Schema:     contract.SchemaVersion,
 		Analyzer:   analysis.Version,
 		Collection: contract.CollectionTools,
@@ -189,4 +190,6 @@ func BuildDoc(t *contract.Tool, seq uint64, an *analysis.Analyzer) *contract.Ind
 			Terms: terms,
 		}},
 	}
+	semantic.Default().Annotate(doc)
+	return doc
 }

@@ -10,10 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
 
+	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/eval"
 )
 
@@ -33,13 +35,15 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	collection := c.fs.String("collection", "docs", "how DIR's documents are indexed and searched: docs or tools")
 	strip := c.fs.String("strip-front-matter", "", "with --markdown, remove these front-matter `keys` (comma-separated) from every file before indexing")
 	setsDir := c.fs.String("sets", "", "evaluate every judged docs set under `dir` (one folder per set, see internal/eval/testdata/docs)")
-	half := c.fs.String("half", eval.Dev, "with --sets, the `half` evaluated: dev or test")
+	half := c.fs.String("half", "", "the `half` of the queries evaluated, dev or test (see eval.Half); with --sets the default is dev, otherwise all")
+	semantic := c.fs.String("semantic", "default", "semantic matching: `mode` off, expand (neighbour expansion only), fuse (the blended vector retriever only), both, or default (both for tools, off for docs; docs have expansion only)")
 	corpora := c.fs.String("corpora", "../shared/corpora", "with --sets, the `dir` holding the sets' corpora")
 	tune := c.fs.Int("tune", 0, "with --sets, search the docs page scoring on the half for `N` rounds of coordinate ascent and print every step")
 	ablate := c.fs.Bool("ablate", false, "with --sets, print the default page scoring with each component off in turn")
 	c.fs.Usage = func() {
 		fmt.Fprint(stderr, `Usage:
   knowhub eval DIR                  DIR holds corpus.jsonl, queries.jsonl and qrels.tsv
+  knowhub eval DIR --half dev|test  only the queries of one half (see --sets)
   knowhub eval DIR --collection tools
                                     each document is a tool (id = name, text = description)
   knowhub eval --markdown DOCS_DIR --queries Q.jsonl --qrels QRELS.tsv [--strip-front-matter KEY,...]
@@ -60,9 +64,16 @@ returned), averaged over the queries that have a relevant document.
 	if err != nil {
 		return err
 	}
+	mode, err := engine.ParseSemanticMode(*semantic)
+	if err != nil {
+		return usageError{err}
+	}
 	if *setsDir != "" {
 		if *markdown != "" || len(pos) > 0 || *queriesPath != "" || *qrelsPath != "" || *runPath != "" || *strip != "" {
 			return usageError{errors.New("--sets runs alone: drop DIR, --markdown, --queries, --qrels, --run and --strip-front-matter")}
+		}
+		if *half == "" {
+			*half = eval.Dev
 		}
 		if *half != eval.Dev && *half != eval.Test {
 			return usageError{fmt.Errorf("--half %q: want %s or %s", *half, eval.Dev, eval.Test)}
@@ -77,7 +88,7 @@ returned), averaged over the queries that have a relevant document.
 		case *ablate:
 			return evalAblate(ctx, *setsDir, *corpora, *half, *limit, stdout)
 		}
-		return evalSets(ctx, *setsDir, *corpora, *half, *limit, *asJSON, stdout, stderr)
+		return evalSets(ctx, *setsDir, *corpora, *half, *limit, mode, *asJSON, stdout, stderr)
 	}
 	stripKeys, err := frontMatterKeys(*strip)
 	if err != nil {
@@ -93,6 +104,8 @@ returned), averaged over the queries that have a relevant document.
 		return usageError{fmt.Errorf("--collection %q: want docs or tools", *collection)}
 	case *markdown != "" && *collection != "docs":
 		return usageError{errors.New("--markdown evaluates docs; drop --collection")}
+	case *half != "" && *half != eval.Dev && *half != eval.Test:
+		return usageError{fmt.Errorf("--half %q: want %s or %s", *half, eval.Dev, eval.Test)}
 	case *limit < 0:
 		return usageError{fmt.Errorf("--limit %d: want 0 or more", *limit)}
 	case *markdown != "" && len(pos) > 0:
@@ -129,6 +142,14 @@ returned), averaged over the queries that have a relevant document.
 	qrels, err := eval.LoadQrels(*qrelsPath)
 	if err != nil {
 		return fmt.Errorf("load judgments: %w", err)
+	}
+	if *half != "" {
+		queries = slices.DeleteFunc(queries, func(q eval.Query) bool { return eval.Half(q.ID) != *half })
+		for id := range qrels {
+			if eval.Half(id) != *half {
+				delete(qrels, id)
+			}
+		}
 	}
 	var runFile *os.File
 	if *runPath != "" {
@@ -167,6 +188,7 @@ returned), averaged over the queries that have a relevant document.
 		fmt.Fprintf(out, "indexed   %d documents of %s in %s\n", col.Docs, dir, shortDuration(col.IndexTime))
 	}
 
+	col.SetSemantic(mode)
 	rep, err := eval.Run(ctx, col, queries, qrels, eval.Options{Limit: *limit})
 	if err != nil {
 		return err

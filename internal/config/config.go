@@ -258,6 +258,6 @@ func Default() *Config {
 			DebounceMS:   DefaultDebounceMS,
 			MaxFileBytes: DefaultMaxFileBytes,
 		},
-		Query: query.Config{DefaultTopK: DefaultTopK, MaxTopK: DefaultMaxTopK},
+		Query: query.Config{DefaultTopK: DefaultTopK, MaxTopK: DefaultMaxTopK, Semantic: true},
 	}
 }

@@ -51,6 +51,7 @@ func TestDefaults(t *testing.T) {
 		{"watcher.maxFileBytes", c.Watcher.MaxFileBytes, int64(4 << 20)},
 		{"query.defaultTopK", c.Query.DefaultTopK, 10},
 		{"query.maxTopK", c.Query.MaxTopK, 100},
+		{"query.semantic", c.Query.Semantic, true},
 		{"repositories", len(c.Repositories), 0},
 	}
 	for _, ch := range checks {

@@ -23,6 +23,9 @@ type SearchRequest struct {
 	// sections, several of one page among them; GroupPages keeps each
 	// page's best section only, so that the hits are distinct pages.
 	Group string `json:"group,omitempty"`
+	// Semantic, when false, switches semantic matching off for this
+	// request; unset leaves the service's setting.
+	Semantic *bool `json:"semantic,omitempty"`
 }
 
 // The values of SearchRequest.Group.

@@ -19,13 +19,15 @@ import (
 // (length-prefixed strings and varints) decodes many times faster than
 // JSON, which matters when a replica loads the whole index.
 //
-// Layout 2 (written) stores the document compact: its vocabulary once,
+// Layout 3 (written) stores the document compact: its vocabulary once,
 // then per chunk and field the vocabulary indexes as ascending
-// deltas with their frequencies. Layout 1 repeated every term in every
-// chunk's field; it is still read.
+// deltas with their frequencies, then the chunk's vector (IndexChunk.Vec).
+// Layout 2 is layout 3 without vectors; layout 1 repeated every term in
+// every chunk's field. Both are still read.
 const (
 	indexMagicV1 = 0xB2
-	indexMagic   = 0xB3
+	indexMagicV2 = 0xB3
+	indexMagic   = 0xB4
 )
 
 // maxIndexDocBytes bounds a decoded document, so a corrupt length cannot
@@ -57,6 +59,7 @@ func EncodeIndexDoc(doc *IndexDoc) ([]byte, error) {
 				prev = t
 			}
 		}
+		w.bytes(c.Vec)
 	}
 	head := [9]byte{indexMagic}
 	binary.BigEndian.PutUint64(head[1:], doc.SourceSeq)
@@ -97,7 +100,7 @@ func (w *writer) chunkHeader(c *IndexChunk) {
 
 // IndexDocSeq returns the SourceSeq of an encoded IndexDoc without decoding it.
 func IndexDocSeq(b []byte) (uint64, error) {
-	if len(b) < 9 || (b[0] != indexMagic && b[0] != indexMagicV1) {
+	if len(b) < 9 || (b[0] != indexMagic && b[0] != indexMagicV2 && b[0] != indexMagicV1) {
 		return 0, errors.New("not an encoded index doc")
 	}
 	return binary.BigEndian.Uint64(b[1:9]), nil
@@ -118,10 +121,13 @@ func DecodeIndexDoc(b []byte) (*IndexDoc, error) {
 	if err := r.header(doc); err != nil {
 		return nil, err
 	}
-	if b[0] == indexMagicV1 {
+	switch b[0] {
+	case indexMagicV1:
 		r.chunksV1(doc)
-	} else {
-		r.compact(doc)
+	case indexMagicV2:
+		r.compact(doc, false)
+	default:
+		r.compact(doc, true)
 	}
 	if r.err != nil {
 		return nil, fmt.Errorf("decode index doc: %w", r.err)
@@ -173,8 +179,9 @@ func (r *reader) chunks(doc *IndexDoc, terms func(c *IndexChunk)) {
 	}
 }
 
-// compact reads the chunks of layout 2, checking every vocabulary index.
-func (r *reader) compact(doc *IndexDoc) {
+// compact reads the chunks of layouts 2 and 3 (withVec), checking every
+// vocabulary index.
+func (r *reader) compact(doc *IndexDoc, withVec bool) {
 	doc.Vocab = r.strsShared()
 	r.chunks(doc, func(c *IndexChunk) {
 		nf := r.countOf(minFieldBytes)
@@ -197,6 +204,11 @@ func (r *reader) compact(doc *IndexDoc) {
 					r.err = fmt.Errorf("term index %d outside a vocabulary of %d", t, len(doc.Vocab))
 				}
 				f.Terms[k], f.TFs[k] = uint32(t), uint32(r.uint())
+			}
+		}
+		if withVec {
+			if v := r.bytes(); len(v) > 0 {
+				c.Vec = append([]byte(nil), v...)
 			}
 		}
 	})

@@ -19,7 +19,8 @@ func sampleDoc() *IndexDoc {
 		SourceSeq: 42, Meta: RepoMeta{Priority: -3, Type: RepoExtension},
 		Chunks: []IndexChunk{
 			{ID: "c1", Ord: 0, HeadingPath: []string{"Setup", "Install"}, Title: "Setup", Text: "Run the installer. 配置",
-				Terms: map[string]map[string]int{"body": {"run": 1, "instal": 2, "配置": 1}, "heading": {"setup": 1}}},
+				Terms: map[string]map[string]int{"body": {"run": 1, "instal": 2, "配置": 1}, "heading": {"setup": 1}},
+				Vec:   []byte{1, 0x80, 0x7f, 0}},
 			{ID: "c2", Ord: 1, Text: "", Boost: 0.4, Terms: map[string]map[string]int{}},
 		},
 	}
@@ -127,6 +128,7 @@ func TestCompactSharesTheVocabulary(t *testing.T) {
 // per chunk), which stores written before the compact layout still hold.
 func TestDecodeLayout1(t *testing.T) {
 	doc := sampleDoc()
+	doc.Chunks[0].Vec = nil // layout 1 had no vectors
 	w := &writer{}
 	if err := w.header(doc); err != nil {
 		t.Fatal(err)
@@ -320,4 +322,43 @@ func FuzzSectionKey(f *testing.F) {
 			t.Errorf("SectionKey(%q, %q, %q) = %q, want %q", path, h1, h2, got, want)
 		}
 	})
+}
+
+// TestDecodeLayout2: a document written before vectors reads without them.
+func TestDecodeLayout2(t *testing.T) {
+	doc := sampleDoc().Compact()
+	w := &writer{}
+	if err := w.header(doc); err != nil {
+		t.Fatal(err)
+	}
+	w.strs(doc.Vocab)
+	w.uint(uint64(len(doc.Chunks)))
+	for i := range doc.Chunks {
+		c := &doc.Chunks[i]
+		w.chunkHeader(c)
+		w.uint(uint64(len(c.Fields)))
+		for _, f := range c.Fields {
+			w.str(f.Field)
+			w.uint(uint64(len(f.Terms)))
+			prev := uint32(0)
+			for k, term := range f.Terms {
+				w.uint(uint64(term - prev))
+				w.uint(uint64(f.TFs[k]))
+				prev = term
+			}
+		}
+	}
+	got, err := DecodeIndexDoc(append([]byte{indexMagicV2, 0, 0, 0, 0, 0, 0, 0, 42}, s2.Encode(nil, w.buf)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := *doc
+	want.SourceSeq = 42
+	want.Chunks = slices.Clone(doc.Chunks)
+	for i := range want.Chunks {
+		want.Chunks[i].Vec = nil
+	}
+	if !reflect.DeepEqual(got, &want) {
+		t.Errorf("layout 2 decoded to %+v, want %+v", got, &want)
+	}
 }

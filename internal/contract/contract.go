@@ -211,6 +211,10 @@ type IndexChunk struct {
 	// Boost multiplies the chunk's score; 0 means 1. Navigation sections
 	// ("Related", "See also") get less than 1.
 	Boost float64 `json:"boost,omitempty"`
+	// Vec is the chunk's meaning as one vector pooled from its words
+	// (semantic.Encode: int8 components), or nil when none of its words
+	// has a vector.
+	Vec []byte `json:"vec,omitempty"`
 }
 
 // FieldTerms is one field's term frequencies in a compact document: Terms

@@ -88,6 +88,9 @@ type ToolSearchRequest struct {
 	Instance string `json:"instance,omitempty"` // only this instance
 	Detail   string `json:"detail,omitempty"`   // see Detail*
 	MinSeq   uint64 `json:"min_seq,omitempty"`  // wait until KH_TOOLS seq is applied
+	// Semantic, when false, switches semantic matching off for this
+	// request; unset leaves the service's setting.
+	Semantic *bool `json:"semantic,omitempty"`
 }
 
 // ToolHit is one ranked tool; the fields beyond Name and Score depend on

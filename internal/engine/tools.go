@@ -10,6 +10,7 @@ import (
 	"github.com/knowhub/knowhub/internal/catalog"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/search"
+	"github.com/knowhub/knowhub/internal/semantic"
 )
 
 // Tool search limits; Limits.MaxToolLimit may lower or raise the cap.
@@ -70,7 +71,8 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 		}
 	}
 	sc := e.scoring
-	terms := e.toolTerms(q)
+	st := e.semanticTable(req.Semantic, q)
+	terms := e.toolTerms(q, st)
 	hits, total := e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: limit + 64})
 	if sc.FeedbackWeight > 0 && len(hits) > 0 {
 		terms = append(terms, e.feedbackTerms(hits, terms, sc)...)
@@ -80,6 +82,9 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 		// Smoothing only raises scores, so hits below the head stay there.
 		head := hits[:min(len(hits), limit+sc.SmoothDocs)]
 		e.tools.Smooth(head, sc.SmoothDocs, sc.SmoothWeight, catalog.IsGram)
+	}
+	if st != nil {
+		hits = e.fuseTools(st, q, hits, filter)
 	}
 
 	type ranked struct {
@@ -158,7 +163,7 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 // its weight (toolWords), then, unless it is a request word, its
 // character n-grams, its word family and its typo expansions, each at a
 // share of that weight.
-func (e *Engine) toolTerms(q string) []search.Term {
+func (e *Engine) toolTerms(q string, st *semantic.Table) []search.Term {
 	sc := e.scoring
 	words := e.toolWords(q)
 	terms := make([]search.Term, 0, 8*len(words))
@@ -181,6 +186,9 @@ func (e *Engine) toolTerms(q string) []search.Term {
 		}
 		for _, x := range typos(e.tools, w.term) {
 			terms = append(terms, search.Term{Text: x.Term, Weight: w.weight * fuzzyWeight[x.Edits], Group: i})
+		}
+		if st != nil {
+			terms = append(terms, e.expand(st, e.tools, sc.ToolsSemantic, sc.Tools.IDFPower, w.term, w.weight, i)...)
 		}
 	}
 	return terms

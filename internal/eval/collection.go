@@ -54,6 +54,10 @@ func newCollection(files bool) *Collection {
 	}
 }
 
+// SetSemantic chooses the parts of semantic matching the engine uses
+// (engine.SemanticBoth by default).
+func (c *Collection) SetSemantic(m engine.SemanticMode) { c.engine.SetSemanticMode(m) }
+
 // IndexDocs indexes every document as one docs-collection entry of a single
 // chunk (Title = title, Text = text) at Path = ID, using up to workers
 // goroutines (0 means GOMAXPROCS) for analysis.

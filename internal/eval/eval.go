@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode"
+
+	"github.com/knowhub/knowhub/internal/engine"
 )
 
 // Depth is the number of documents retrieved per query by default.
@@ -40,6 +42,9 @@ type Options struct {
 	// Workers is the number of queries searched at once; 0 means
 	// GOMAXPROCS.
 	Workers int
+	// Semantic is the semantic matching used (RunSets only; see
+	// Collection.SetSemantic); nil leaves the default.
+	Semantic *engine.SemanticMode
 }
 
 // Result is one evaluated query.

@@ -192,6 +192,9 @@ func RunSetsScored(ctx context.Context, sets []Set, corporaDir, half string, opt
 			if err != nil {
 				return nil, fmt.Errorf("index %s: %w", dir, err)
 			}
+			if opts.Semantic != nil {
+				col.SetSemantic(*opts.Semantic)
+			}
 			cols[key] = col
 		}
 		for k := range n {

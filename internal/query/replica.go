@@ -31,6 +31,10 @@ type Config struct {
 	DefaultTopK int `json:"defaultTopK"`
 	// MaxTopK caps the number of hits a request may ask for.
 	MaxTopK int `json:"maxTopK"`
+	// Semantic matches by meaning as well as by words (engine.Semantic:
+	// word-vector neighbours and similarity); a request may still switch
+	// it off with "semantic": false.
+	Semantic bool `json:"semantic"`
 }
 
 // Limits are the engine limits of c.
@@ -93,10 +97,12 @@ func New(cfg Config, deps Deps) (*Replica, error) {
 	if deps.Analyzer == nil {
 		deps.Analyzer = analysis.New()
 	}
+	e := engine.NewWithAnalyzer(cfg.Limits(), engine.DefaultScoring(), deps.Analyzer)
+	e.SetSemantic(cfg.Semantic)
 	return &Replica{
 		js:     deps.JS,
 		log:    deps.Logger.With("component", Stage),
-		engine: engine.NewWithAnalyzer(cfg.Limits(), engine.DefaultScoring(), deps.Analyzer),
+		engine: e,
 		ready:  make(chan struct{}),
 	}, nil
 }

@@ -94,6 +94,8 @@ type Chunk struct {
 	// Boost multiplies the chunk's score; 0 means 1.
 	Boost  float64
 	Fields []FieldTerms
+	// Vec is the chunk's pooled word vector (package semantic), or nil.
+	Vec []byte
 }
 
 // FieldTerms is one field's term frequencies in a chunk: Terms are
@@ -130,6 +132,8 @@ type Entry struct {
 	// SectionKey is the key that groups the entry with the same section
 	// in other repositories, as the caller computed it.
 	SectionKey string
+	// Vec is the entry's pooled word vector (package semantic), or nil.
+	Vec []byte
 
 	ord uint32
 	// terms are the ids of the entry's posting lists (see Index.lists):
@@ -255,8 +259,8 @@ func (ix *Index) Put(key string, doc *Doc, extra any) {
 	for i := range doc.Chunks {
 		c := &doc.Chunks[i]
 		e := &Entry{Source: src, ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text,
-			SectionKey: c.SectionKey,
-			ord:        uint32(len(ix.entries))}
+			SectionKey: c.SectionKey, Vec: c.Vec,
+			ord: uint32(len(ix.entries))}
 		st := docStat{boost: 1}
 		if c.Boost > 0 {
 			st.boost = c.Boost

@@ -1,0 +1,306 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"unicode"
+
+	"github.com/knowhub/knowhub/internal/search"
+	"github.com/knowhub/knowhub/internal/semantic"
+)
+
+// Semantic matching closes the vocabulary gap between a query and the
+// words of what answers it ("horoscope" for an astrology tool) with the
+// static word vectors of package semantic, two ways: query expansion with
+// the nearest neighbours of a query word among the collection's terms, in
+// the word's group and down-weighted, and a second retriever, the cosine
+// of the query's pooled vector with each entry's (indexed with it), blended
+// into the lexical score. Exact matches keep winning: a neighbour never
+// weighs more than the word it stands for would, and when the query holds
+// an anchor, a term the collection has but the table lacks (an identifier,
+// a tool or product name), only entries that hold an anchor get the
+// blended score. A query with CJK text is left alone: the vectors are
+// English.
+type Semantic struct {
+	// Expand weighs a neighbour at this share of its query word's weight
+	// times their cosine; 0 turns expansion off.
+	Expand float64
+	// ExpandTerms is the most neighbours a query word gets, each at least
+	// ExpandMinSim from it. Only words in at most ExpandMaxDF entries are
+	// expanded: 0 expands the words the collection lacks, the gap that
+	// expansion closes; on MetaTool expanding every word scores lower.
+	ExpandTerms  int
+	ExpandMinSim float64
+	ExpandMaxDF  int
+	// Fuse, when positive, adds to every entry's score Fuse times the best
+	// lexical score times the entry's cosine with the query. FuseAll
+	// blends every entry, so that one no query word matches can enter
+	// when its cosine is at least FuseMinSim; otherwise only the lexical
+	// candidates are blended.
+	Fuse       float64
+	FuseAll    bool
+	FuseMinSim float64
+}
+
+// SemanticMode says which parts of semantic matching an engine uses.
+type SemanticMode int
+
+// The semantic modes: off, expansion only, the blended retriever only,
+// both, and the default, what measurement chose for each collection: both
+// for tools, where each part gains, and off for docs, where expansion
+// changes nothing on the judged sets and SciFact. Docs have no blended
+// retriever: blending sections' pooled vectors in cost nDCG on every
+// English dev set and on SciFact (0.7009 to 0.6906), and pooling them cost
+// a third of an index build, so sections carry no vector.
+const (
+	SemanticOff SemanticMode = iota
+	SemanticExpand
+	SemanticFuse
+	SemanticBoth
+	SemanticDefault
+)
+
+// ParseSemanticMode reads a mode by name: off, expand, fuse, both or
+// default.
+func ParseSemanticMode(s string) (SemanticMode, error) {
+	for m, name := range []string{"off", "expand", "fuse", "both", "default"} {
+		if s == name {
+			return SemanticMode(m), nil
+		}
+	}
+	return 0, fmt.Errorf("semantic mode %q: want off, expand, fuse, both or default", s)
+}
+
+// semState is what an engine keeps for semantic matching.
+type semState struct {
+	table *semantic.Table // nil: switched off
+	mode  SemanticMode
+	mu    sync.Mutex
+	cands map[*search.Index]*semCands
+}
+
+// semCands are the vectors of an index's terms, for one generation.
+type semCands struct {
+	gen uint64
+	m   *semantic.Matrix
+}
+
+// SetSemantic switches semantic matching on (with the embedded table) or
+// off for every request; a request may still switch it off for itself.
+func (e *Engine) SetSemantic(on bool) {
+	if on {
+		e.SetSemanticMode(SemanticDefault)
+	} else {
+		e.SetSemanticMode(SemanticOff)
+	}
+}
+
+// SetSemanticMode chooses the parts of semantic matching the engine uses,
+// for measuring them apart.
+func (e *Engine) SetSemanticMode(m SemanticMode) {
+	e.sem.mu.Lock()
+	defer e.sem.mu.Unlock()
+	e.sem.mode = m
+	e.sem.table = nil
+	if m != SemanticOff {
+		e.sem.table = semantic.Default()
+	}
+	e.sem.cands = map[*search.Index]*semCands{}
+}
+
+// semanticParts reports whether expansion and the blended retriever are on
+// for tool search (tools) or docs search.
+func (e *Engine) semanticParts(tools bool) (expand, fuse bool) {
+	e.sem.mu.Lock()
+	m := e.sem.mode
+	e.sem.mu.Unlock()
+	if m == SemanticDefault {
+		m = SemanticOff
+		if tools {
+			m = SemanticBoth
+		}
+	}
+	return m == SemanticExpand || m == SemanticBoth, m == SemanticFuse || m == SemanticBoth
+}
+
+// semanticTable returns the table when a request with the given switch
+// and query gets semantic matching, or nil.
+func (e *Engine) semanticTable(req *bool, q string) *semantic.Table {
+	e.sem.mu.Lock()
+	t := e.sem.table
+	e.sem.mu.Unlock()
+	if t == nil || (req != nil && !*req) || hasCJK(q) {
+		return nil
+	}
+	return t
+}
+
+// hasCJK reports whether s holds Han, Hiragana, Katakana or Hangul.
+func hasCJK(s string) bool {
+	for _, r := range s {
+		if r >= 0x1100 && (unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)) {
+			return true
+		}
+	}
+	return false
+}
+
+// candidates returns the vectors of ix's terms, cached until ix changes.
+func (e *Engine) candidates(t *semantic.Table, ix *search.Index) *semantic.Matrix {
+	gen := ix.Generation()
+	e.sem.mu.Lock()
+	c := e.sem.cands[ix]
+	e.sem.mu.Unlock()
+	if c != nil && c.gen == gen {
+		return c.m
+	}
+	var ids []int
+	ix.EachTerm(func(term string, df int) {
+		if i := t.Index(term); i >= 0 {
+			ids = append(ids, i)
+		}
+	})
+	sort.Ints(ids)
+	c = &semCands{gen: gen, m: t.Matrix(ids)}
+	e.sem.mu.Lock()
+	if e.sem.cands == nil {
+		e.sem.cands = map[*search.Index]*semCands{}
+	}
+	e.sem.cands[ix] = c
+	e.sem.mu.Unlock()
+	return c.m
+}
+
+// expand returns the neighbours of the query word w among ix's terms as
+// terms of group, each weighing weight × Expand × cosine, and, where ix
+// has w, no more than w itself would: idf(w)^p / idf(neighbour)^p caps it.
+func (e *Engine) expand(t *semantic.Table, ix *search.Index, sc Semantic, idfPower float64, w string, weight float64, group int) []search.Term {
+	if on, _ := e.semanticParts(ix == e.tools); !on || sc.Expand <= 0 || sc.ExpandTerms <= 0 {
+		return nil
+	}
+	if ix.DF(w) > sc.ExpandMaxDF {
+		return nil
+	}
+	nb := e.candidates(t, ix).Neighbours(w, sc.ExpandTerms, float32(sc.ExpandMinSim))
+	if len(nb) == 0 {
+		return nil
+	}
+	n := float64(max(ix.Stats().Chunks, 1))
+	if idfPower <= 0 {
+		idfPower = 1
+	}
+	idf := func(df int) float64 { return math.Pow(math.Log(1+(n-float64(df)+0.5)/(float64(df)+0.5)), idfPower) }
+	own := ix.DF(w)
+	out := make([]search.Term, 0, len(nb))
+	for _, x := range nb {
+		wt := weight * sc.Expand * float64(x.Sim)
+		if own > 0 {
+			wt *= min(1, idf(own)/idf(max(ix.DF(x.Term), 1)))
+		}
+		out = append(out, search.Term{Text: x.Term, Weight: wt, Group: group})
+	}
+	return out
+}
+
+// queryVector pools the query words at their weights; nil when the table
+// has none of them.
+func queryVector(t *semantic.Table, words []string, weights []float64) []float32 {
+	p := t.NewPool()
+	for i, w := range words {
+		p.Add(w, float32(weights[i]))
+	}
+	return p.Unit()
+}
+
+// anchors returns the query words that ix has and the table lacks.
+func anchors(t *semantic.Table, ix *search.Index, words []string) []search.Term {
+	var out []search.Term
+	for i, w := range words {
+		if t.Index(w) < 0 && ix.DF(w) > 0 {
+			out = append(out, search.Term{Text: w, Weight: 1, Group: i})
+		}
+	}
+	return out
+}
+
+// fuse blends into hits the cosine of every entry that filter keeps
+// (all of ix when all is set, else only the hits) with the query vector
+// qv: score + Fuse × best lexical score × max(cosine, 0), for the entries
+// that hold one of the anchors when there are any. It returns the blended
+// hits, best first.
+func fuse(ix *search.Index, hits []search.Hit, qv []float32, sc Semantic, anchor []search.Term, filter func(*search.Entry) bool) []search.Hit {
+	fuseWeight, all := sc.Fuse, sc.FuseAll
+	if fuseWeight <= 0 || qv == nil {
+		return hits
+	}
+	maxBM := 0.0
+	at := make(map[*search.Entry]int, len(hits))
+	for i, h := range hits {
+		maxBM = max(maxBM, h.Score)
+		at[h.Entry] = i
+	}
+	if maxBM == 0 {
+		maxBM = 1
+	}
+	var held map[*search.Entry]bool
+	if len(anchor) > 0 {
+		ah, _ := ix.Search(search.Query{Terms: anchor, Filter: filter, Limit: max(len(hits), 1) + 1000})
+		held = make(map[*search.Entry]bool, len(ah))
+		for _, h := range ah {
+			held[h.Entry] = true
+		}
+	}
+	cosine := func(en *search.Entry) float64 {
+		if held != nil && !held[en] {
+			return 0
+		}
+		return math.Max(float64(semantic.Cosine(qv, en.Vec)), 0)
+	}
+	out := make([]search.Hit, len(hits))
+	for i, h := range hits {
+		out[i] = search.Hit{Entry: h.Entry, Score: h.Score + fuseWeight*maxBM*cosine(h.Entry)}
+	}
+	if all {
+		ix.EachEntry(func(en *search.Entry) bool {
+			if _, ok := at[en]; ok || (filter != nil && !filter(en)) {
+				return true
+			}
+			if c := cosine(en); c > 0 && c >= sc.FuseMinSim {
+				out = append(out, search.Hit{Entry: en, Score: fuseWeight * maxBM * c})
+			}
+			return true
+		})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
+	return out
+}
+
+// fuseTools blends the tools' cosines with the query into hits.
+func (e *Engine) fuseTools(t *semantic.Table, q string, hits []search.Hit, filter func(*search.Entry) bool) []search.Hit {
+	sc := e.scoring.ToolsSemantic
+	if _, on := e.semanticParts(true); !on || sc.Fuse <= 0 {
+		return hits
+	}
+	words := e.toolWords(q)
+	terms := make([]string, len(words))
+	weights := make([]float64, len(words))
+	for i, w := range words {
+		terms[i], weights[i] = w.term, w.weight
+	}
+	qv := queryVector(t, terms, weights)
+	return fuse(e.tools, hits, qv, sc, anchors(t, e.tools, terms), filter)
+}
+
+// expandDocs adds to a docs query's terms the neighbours of its words.
+func (e *Engine) expandDocs(t *semantic.Table, terms []search.Term) []search.Term {
+	sc := e.scoring.DocsSemantic
+	out := terms
+	for _, x := range terms {
+		if x.Weight == 1 { // a query word, not a typo expansion
+			out = append(out, e.expand(t, e.docs, sc, 1, x.Text, 1, x.Group)...)
+		}
+	}
+	return out
+}
