@@ -327,21 +327,26 @@ func (n *Node) reindexIfStale(ctx context.Context) error {
 }
 
 func (n *Node) serveHTTP(ctx context.Context) error {
-	errc := make(chan error, 1)
-	go func() {
+	return serveUntil(ctx, n.http, func() error {
 		if n.cfg.HTTP.TLSCert != "" {
-			errc <- n.http.ServeTLS(n.httpLn, n.cfg.HTTP.TLSCert, n.cfg.HTTP.TLSKey)
-		} else {
-			errc <- n.http.Serve(n.httpLn)
+			return n.http.ServeTLS(n.httpLn, n.cfg.HTTP.TLSCert, n.cfg.HTTP.TLSKey)
 		}
-	}()
+		return n.http.Serve(n.httpLn)
+	})
+}
+
+// serveUntil runs serve until it fails, or until ctx ends and srv has
+// shut down (given 5 s for the requests in flight).
+func serveUntil(ctx context.Context, srv *http.Server, serve func() error) error {
+	errc := make(chan error, 1)
+	go func() { errc <- serve() }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = n.http.Shutdown(shutdownCtx)
+		_ = srv.Shutdown(shutdownCtx)
 		return nil
 	}
 }

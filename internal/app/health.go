@@ -26,17 +26,7 @@ func (n *Node) ListenHealth(addr string) (net.Addr, error) {
 		WriteTimeout:      30 * time.Second,
 	}
 	n.add("health", func(ctx context.Context) error {
-		errc := make(chan error, 1)
-		go func() { errc <- srv.Serve(ln) }()
-		select {
-		case err := <-errc:
-			return err
-		case <-ctx.Done():
-			sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = srv.Shutdown(sctx)
-			return nil
-		}
+		return serveUntil(ctx, srv, func() error { return srv.Serve(ln) })
 	})
 	return ln.Addr(), nil
 }
