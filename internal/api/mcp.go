@@ -165,6 +165,8 @@ type SearchDocsInput struct {
 	Query string `json:"query" jsonschema:"what you want to know, in plain words or identifiers; a \"quoted phrase\" must match exactly"`
 	TopK  int    `json:"top_k,omitempty" jsonschema:"how many sections to return"`
 	Repo  string `json:"repo,omitempty" jsonschema:"only sections of this repository (comma-separate several)"`
+	// Semantic false matches words only.
+	Semantic *bool `json:"semantic,omitempty" jsonschema:"false matches words only, without the built-in word vectors"`
 }
 
 // SearchDocsOutput is the structured result of search_docs: where each
@@ -191,6 +193,7 @@ type SearchToolsInput struct {
 	Type     string `json:"type,omitempty" jsonschema:"core (built into the agent), sourced (from an MCP server or plugin) or any (the default)"`
 	Instance string `json:"instance,omitempty" jsonschema:"only tools of this instance (the server or plugin that provides them)"`
 	Detail   string `json:"detail,omitempty" jsonschema:"name, name_desc (the default) or full (adds each tool's input schema)"`
+	Semantic *bool  `json:"semantic,omitempty" jsonschema:"false matches words only: no tool that merely means the query (a synonym, a related word) is found"`
 }
 
 // SearchToolsOutput is the structured result of search_tools.
@@ -293,7 +296,7 @@ func call[Req, Resp any](t *mcpTools, ctx context.Context, req *mcp.CallToolRequ
 }
 
 func (t *mcpTools) searchDocs(ctx context.Context, req *mcp.CallToolRequest, in SearchDocsInput) (*mcp.CallToolResult, *SearchDocsOutput, error) {
-	sr := contract.SearchRequest{Query: in.Query, TopK: in.TopK, Repos: splitList([]string{in.Repo}), Content: true}
+	sr := contract.SearchRequest{Query: in.Query, TopK: in.TopK, Repos: splitList([]string{in.Repo}), Content: true, Semantic: in.Semantic}
 	if sr.TopK == 0 {
 		sr.TopK = mcpDefaultTopK
 	}
@@ -339,7 +342,7 @@ func (t *mcpTools) searchDocs(ctx context.Context, req *mcp.CallToolRequest, in 
 }
 
 func (t *mcpTools) searchTools(ctx context.Context, req *mcp.CallToolRequest, in SearchToolsInput) (*mcp.CallToolResult, *SearchToolsOutput, error) {
-	tr := contract.ToolSearchRequest{Query: in.Query, Limit: in.Limit, Type: in.Type, Instance: in.Instance, Detail: in.Detail}
+	tr := contract.ToolSearchRequest{Query: in.Query, Limit: in.Limit, Type: in.Type, Instance: in.Instance, Detail: in.Detail, Semantic: in.Semantic}
 	resp, err := call(t, ctx, req, t.ops.SearchTools, tr)
 	if err != nil {
 		return nil, nil, err

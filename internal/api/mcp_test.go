@@ -285,6 +285,16 @@ func testSearchTools(t *testing.T, cs *mcp.ClientSession) {
 	if out := structured[api.SearchToolsOutput](t, res); len(out.Tools) != 1 || out.Tools[0].Name != "Bash" {
 		t.Errorf("type filter: %+v", out)
 	}
+	// "ticket" shares no word with any tool: the word vectors find the
+	// issue tool, and semantic=false turns them off.
+	res = callTool(t, cs, api.ToolSearchTools, map[string]any{"query": "ticket"})
+	if out := structured[api.SearchToolsOutput](t, res); len(out.Tools) == 0 || out.Tools[0].Name != "github__create_issue" {
+		t.Errorf("semantic match of ticket: %+v", out)
+	}
+	res = callTool(t, cs, api.ToolSearchTools, map[string]any{"query": "ticket", "semantic": false})
+	if out := structured[api.SearchToolsOutput](t, res); len(out.Tools) != 0 {
+		t.Errorf("semantic=false still matched by meaning: %+v", out)
+	}
 }
 
 func testKB(t *testing.T, cs *mcp.ClientSession, kh *knowhub, backend string) {
