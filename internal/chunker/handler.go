@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/bus"
 	"github.com/knowhub/knowhub/internal/contract"
 )
@@ -75,9 +76,11 @@ type Worker struct {
 	red Redactor
 	log *slog.Logger
 
-	// files and chunks are the streams' handles, looked up on first use.
-	streamsMu     sync.Mutex
-	files, chunks jetstream.Stream
+	// files bounds the source sequences a chunk set can truly carry;
+	// chunks is KH_CHUNKS's handle, looked up on first use.
+	files    *broker.FilesBound
+	chunksMu sync.Mutex
+	chunks   jetstream.Stream
 }
 
 // New returns a chunker consuming KH_FILES on deps.NC; Run drives it.
@@ -95,7 +98,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{cfg: cfg, bus: b, js: b.JetStream(), red: deps.Redactor, log: deps.Logger.With("component", Stage)}
+	w := &Worker{cfg: cfg, bus: b, js: b.JetStream(), files: broker.NewFilesBound(b.JetStream()), red: deps.Redactor, log: deps.Logger.With("component", Stage)}
 	err = b.Handle(bus.Consumer{
 		Stage:   Stage,
 		Stream:  contract.StreamFiles,
@@ -229,7 +232,7 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 func (w *Worker) publishNewest(ctx context.Context, msg *nats.Msg, seq uint64) (bool, error) {
 	for range 16 {
 		var lastSeq uint64
-		files, chunks, err := w.streams(ctx)
+		chunks, err := w.chunkStream(ctx)
 		if err != nil {
 			return false, err
 		}
@@ -244,8 +247,7 @@ func (w *Worker) publishNewest(ctx context.Context, msg *nats.Msg, seq uint64) (
 			if perr == nil && src >= seq {
 				// A source sequence past KH_FILES's last is forged: it
 				// must not stop the real versions.
-				info, err := files.Info(ctx)
-				if err != nil || src <= info.State.LastSeq {
+				if ok, _, err := w.files.Covers(ctx, src); err != nil || ok {
 					return false, err
 				}
 			}
@@ -260,21 +262,18 @@ func (w *Worker) publishNewest(ctx context.Context, msg *nats.Msg, seq uint64) (
 	return false, fmt.Errorf("the chunk sets of %s kept changing", msg.Subject)
 }
 
-// streams returns the handles of KH_FILES and KH_CHUNKS.
-func (w *Worker) streams(ctx context.Context) (files, chunks jetstream.Stream, err error) {
-	w.streamsMu.Lock()
-	defer w.streamsMu.Unlock()
-	if w.files == nil {
-		if w.files, err = w.js.Stream(ctx, contract.StreamFiles); err != nil {
-			return nil, nil, err
-		}
-	}
+// chunkStream returns KH_CHUNKS's handle.
+func (w *Worker) chunkStream(ctx context.Context) (jetstream.Stream, error) {
+	w.chunksMu.Lock()
+	defer w.chunksMu.Unlock()
 	if w.chunks == nil {
-		if w.chunks, err = w.js.Stream(ctx, contract.StreamChunks); err != nil {
-			return nil, nil, err
+		s, err := w.js.Stream(ctx, contract.StreamChunks)
+		if err != nil {
+			return nil, err
 		}
+		w.chunks = s
 	}
-	return w.files, w.chunks, nil
+	return w.chunks, nil
 }
 
 // rewrite replaces the file event m, whose content held secrets, with ev

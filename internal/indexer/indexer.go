@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knowhub/knowhub/internal/analysis"
+	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/bus"
 	"github.com/knowhub/knowhub/internal/catalog"
 	"github.com/knowhub/knowhub/internal/contract"
@@ -44,7 +45,7 @@ type Deps struct {
 type Worker struct {
 	cfg   Config
 	bus   *bus.Bus
-	files *filesBound
+	files *broker.FilesBound
 	kv    jetstream.KeyValue
 	kb    jetstream.KeyValue
 	an    *analysis.Analyzer
@@ -70,7 +71,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if an == nil {
 		an = analysis.New()
 	}
-	w := &Worker{cfg: cfg, bus: b, files: &filesBound{js: b.JetStream()}, an: an, log: deps.Logger.With("component", Stage)}
+	w := &Worker{cfg: cfg, bus: b, files: broker.NewFilesBound(b.JetStream()), an: an, log: deps.Logger.With("component", Stage)}
 	consumers := []struct {
 		stage, stream, filter string
 		// concurrency 1 keeps index writes in stream order, which is what
@@ -184,7 +185,7 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 	// The order of a file's versions rests on file_seq, which a
 	// producer writes: one past KH_FILES's last sequence is forged (it
 	// would win over every later edit).
-	ok, last, err := w.files.covers(ctx, cs.FileSeq)
+	ok, last, err := w.files.Covers(ctx, cs.FileSeq)
 	if err != nil {
 		return err
 	}
@@ -201,7 +202,7 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 	// An entry whose own sequence is past KH_FILES was forged before
 	// this check existed: the real version replaces it.
 	forged := func(cur uint64) bool {
-		ok, _, err := w.files.covers(ctx, cur)
+		ok, _, err := w.files.Covers(ctx, cur)
 		return err == nil && !ok
 	}
 	written, err := WriteChecked(ctx, w.kv, key, doc.SourceSeq, val, forged)
