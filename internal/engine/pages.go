@@ -36,6 +36,11 @@ type PageScoring struct {
 	// matching that many is not discounted.
 	Focus         float64
 	FocusSections int
+	// Outline, when positive, scales every section of a page by 1 plus
+	// Outline times the IDF-weighted share of the query's words its
+	// heading outline holds (the headings of all its sections): a page
+	// whose headings name the question is about it.
+	Outline float64
 }
 
 // DefaultPageScoring returns the page parameters chosen on the dev
@@ -50,7 +55,13 @@ type PageScoring struct {
 // section or the page, scored lower at every strength tried (0.1 to 3):
 // BM25's saturation already keeps one repeated word from dominating, and
 // long queries rarely match every word, so the share of them a section
-// holds mostly grows with its length.
+// holds mostly grows with its length. The heading outline (Outline: the
+// share of the query's words named by any of the page's headings) is
+// built but off: over one round of the same search from these settings
+// it scored 0.8526 at 0, 0.8487 at 0.05, 0.8452 at 0.1 and 0.2, 0.8423 at
+// 0.3, 0.8462 at 0.5 and 0.8293 at 1 (sections already weigh their own
+// headings at 2.5, so the outline mostly adds the headings of sections
+// that did not match).
 func DefaultPageScoring() PageScoring {
 	return PageScoring{Depth: 50, Siblings: 0.05, Focus: 0.3, FocusSections: 64}
 }
@@ -60,7 +71,7 @@ func DefaultPageScoring() PageScoring {
 func rankPages(ix *search.Index, hits []search.Hit, terms []search.Term, p PageScoring) {
 	n := min(len(hits), p.Depth)
 	coord := p.Coord > 0 || p.PageCoord > 0
-	if n == 0 || n < 2 && !coord {
+	if n == 0 || n < 2 && !coord && p.Outline <= 0 {
 		return
 	}
 	head := hits[:n]
@@ -103,6 +114,15 @@ func rankPages(ix *search.Index, hits []search.Hit, terms []search.Term, p PageS
 			pages = append(pages, h.Entry.Source)
 		}
 	}
+	var outline []uint64
+	var outlineWeights []float64
+	outlineTotal := 0.0
+	if p.Outline > 0 {
+		outline, outlineWeights = ix.OutlineCoverage(pages, terms)
+		for _, w := range outlineWeights {
+			outlineTotal += w
+		}
+	}
 	byPage := make([]int, n)
 	for i := range byPage {
 		byPage[i] = i
@@ -129,6 +149,15 @@ func rankPages(ix *search.Index, hits []search.Hit, terms []search.Term, p PageS
 		factor := 1.0
 		if p.PageCoord > 0 {
 			factor *= math.Pow(share(union), p.PageCoord)
+		}
+		if p.Outline > 0 && outlineTotal > 0 {
+			s := 0.0
+			for b, w := range outlineWeights {
+				if outline[page[members[0]]]&(1<<uint(min(b, search.MaxGroups-1))) != 0 {
+					s += w
+				}
+			}
+			factor *= 1 + p.Outline*s/outlineTotal
 		}
 		if p.Focus > 0 && src.Chunks > 1 {
 			c := max(p.FocusSections, 1)

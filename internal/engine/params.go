@@ -30,5 +30,5 @@ func DocsParams() search.Params {
 		{Name: contract.FieldSummary, Weight: 1.0, B: 0.5},
 		{Name: contract.FieldHeading, Weight: 2.5, B: 0.3},
 		{Name: contract.FieldBody, Weight: 1.0, B: 0.75},
-	}}
+	}, OutlineField: contract.FieldHeading}
 }

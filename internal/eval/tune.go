@@ -36,6 +36,7 @@ func PageParams() []PageParam {
 		{"siblings", []float64{0, 0.02, 0.05, 0.1, 0.2, 0.4}, func(p *engine.PageScoring, v float64) { p.Siblings = v }},
 		{"focus", []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5}, func(p *engine.PageScoring, v float64) { p.Focus = v }},
 		{"focus_sections", []float64{4, 8, 16, 32, 64}, func(p *engine.PageScoring, v float64) { p.FocusSections = int(v) }},
+		{"outline", []float64{0, 0.05, 0.1, 0.2, 0.3, 0.5, 1}, func(p *engine.PageScoring, v float64) { p.Outline = v }},
 		{"depth", []float64{30, 40, 50, 70, 100}, func(p *engine.PageScoring, v float64) { p.Depth = int(v) }},
 	}
 }
@@ -108,6 +109,11 @@ func Ablation(p engine.PageScoring) (names []string, settings []engine.PageScori
 		add("with page coordination 1", func(q *engine.PageScoring) { q.PageCoord = 1 })
 	}
 	add("no sibling sections", func(q *engine.PageScoring) { q.Siblings = 0 })
+	if p.Outline > 0 {
+		add("no heading outline", func(q *engine.PageScoring) { q.Outline = 0 })
+	} else {
+		add("with heading outline 0.2", func(q *engine.PageScoring) { q.Outline = 0.2 })
+	}
 	add("no focus (generic pages)", func(q *engine.PageScoring) { q.Focus = 0 })
 	add("no page evidence at all", func(q *engine.PageScoring) { *q = engine.PageScoring{} })
 	return names, settings

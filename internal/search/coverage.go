@@ -54,3 +54,40 @@ func (ix *Index) Coverage(hits []Hit, terms []Term) (groups []uint64, weights []
 	}
 	return groups, weights
 }
+
+// OutlineCoverage is Coverage over the outlines of sources (see
+// Source.Outline) rather than the hits' entries: bit g of groups[i] is set
+// when the outline of sources[i] holds a term of the g-th group.
+func (ix *Index) OutlineCoverage(sources []*Source, terms []Term) (groups []uint64, weights []float64) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	var (
+		ids  []int
+		qids []uint32
+		bits []uint
+	)
+	for _, t := range terms {
+		b := slices.Index(ids, t.Group)
+		if b < 0 {
+			b = len(ids)
+			ids = append(ids, t.Group)
+			weights = append(weights, 0)
+		}
+		pl := ix.list(t.Text)
+		if pl == nil || pl.df == 0 {
+			continue
+		}
+		weights[b] = max(weights[b], ix.idf(pl.df)*t.Weight)
+		id, _ := ix.terms.find(t.Text)
+		qids, bits = append(qids, id), append(bits, uint(min(b, MaxGroups-1)))
+	}
+	groups = make([]uint64, len(sources))
+	for i, s := range sources {
+		for k, id := range qids {
+			if _, ok := slices.BinarySearch(s.Outline, id); ok {
+				groups[i] |= 1 << bits[k]
+			}
+		}
+	}
+	return groups, weights
+}

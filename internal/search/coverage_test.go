@@ -40,3 +40,40 @@ func TestCoverage(t *testing.T) {
 		}
 	}
 }
+
+func TestOutlineCoverage(t *testing.T) {
+	ix, err := New(Params{K1: 1.2, OutlineField: "heading", Fields: []Field{{Name: "heading", Weight: 1}, {Name: "body", Weight: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a.md has "telegram" in one section's heading and "bot" in another's;
+	// "token" only in a body. b.md has no headings.
+	ix.Put("r/a.md", &Doc{Repo: "r", Path: "a.md", SourceSeq: 1, Vocab: []string{"telegram", "bot", "token"}, Chunks: []Chunk{
+		{ID: "a1", Fields: []FieldTerms{{Field: "heading", Terms: []uint32{0}, TFs: []uint32{1}}, {Field: "body", Terms: []uint32{2}, TFs: []uint32{1}}}},
+		{ID: "a2", Fields: []FieldTerms{{Field: "heading", Terms: []uint32{1}, TFs: []uint32{1}}}},
+	}}, nil)
+	ix.Put("r/b.md", &Doc{Repo: "r", Path: "b.md", SourceSeq: 2, Vocab: []string{"telegram", "token"}, Chunks: []Chunk{
+		{ID: "b1", Fields: []FieldTerms{{Field: "body", Terms: []uint32{0, 1}, TFs: []uint32{1, 3}}}},
+	}}, nil)
+	terms := []Term{{Text: "telegram", Weight: 1, Group: 0}, {Text: "bot", Weight: 1, Group: 1}, {Text: "token", Weight: 1, Group: 2}}
+	hits, _ := ix.Search(Query{Terms: terms, Limit: 10})
+	var a, b *Source
+	for _, h := range hits {
+		switch h.Entry.Source.Path {
+		case "a.md":
+			a = h.Entry.Source
+		case "b.md":
+			b = h.Entry.Source
+		}
+	}
+	if a == nil || b == nil {
+		t.Fatalf("hits %v: want both pages", hits)
+	}
+	groups, weights := ix.OutlineCoverage([]*Source{a, b}, terms)
+	if len(weights) != 3 {
+		t.Fatalf("weights %v: want 3", weights)
+	}
+	if groups[0] != 0b011 || groups[1] != 0 {
+		t.Errorf("outline groups %b %b, want 11 (telegram, bot: headings of two sections) and 0", groups[0], groups[1])
+	}
+}

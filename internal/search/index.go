@@ -39,6 +39,9 @@ type Params struct {
 	// IDFPower raises IDF to this power (0 means 1); above 1 it favours
 	// rare terms more, which suits short documents and verbose queries.
 	IDFPower float64
+	// OutlineField, when set, names the field whose terms over all of a
+	// source's entries make its outline (Source.Outline).
+	OutlineField string
 }
 
 // saturationBound is more than a term's saturated frequency can reach in
@@ -119,6 +122,10 @@ type Source struct {
 	Extra any
 	// Chunks is the number of the document's entries.
 	Chunks int
+	// Outline holds the posting list ids of the terms of the document's
+	// Params.OutlineField in any entry, ascending: for a docs page, the
+	// words of its headings.
+	Outline []uint32
 }
 
 // Entry is one searchable chunk.
@@ -252,6 +259,7 @@ func (ix *Index) Put(key string, doc *Doc, extra any) {
 	src := &Source{Key: key, Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq, Meta: doc.Meta, Extra: extra,
 		Chunks: len(doc.Chunks)}
 	list := make([]*Entry, 0, len(doc.Chunks))
+	outline, hasOutline := ix.fieldOf[ix.params.OutlineField]
 	// The compact form names each of the document's terms once, so the
 	// global term map is consulted once per distinct term, not per chunk.
 	lists, slot, rows := ix.putScratch(len(doc.Vocab))
@@ -300,6 +308,9 @@ func (ix *Index) Put(key string, doc *Doc, extra any) {
 			pl.postings = append(pl.postings, posting{doc: e.ord, tf: r.tf})
 			pl.df++
 			e.terms = append(e.terms, id-1)
+			if hasOutline && r.tf[outline] > 0 {
+				src.Outline = append(src.Outline, id-1)
+			}
 		}
 		for f := range st.lens {
 			ix.sumLen[f] += uint64(st.lens[f])
@@ -309,6 +320,8 @@ func (ix *Index) Put(key string, doc *Doc, extra any) {
 		ix.alive++
 		list = append(list, e)
 	}
+	slices.Sort(src.Outline)
+	src.Outline = slices.Clip(slices.Compact(src.Outline))
 	ix.sources[key] = list
 }
 
