@@ -43,7 +43,7 @@ func docsLikeParams() Params {
 	return Params{K1: 1.2, Fields: []Field{
 		{Name: "title", Weight: 1.5, B: 0.3}, {Name: "summary", Weight: 1.0, B: 0.5},
 		{Name: "heading", Weight: 2.5, B: 0.3}, {Name: "body", Weight: 1.0, B: 0.75},
-	}}
+	}, OutlineField: "heading"}
 }
 
 func toolsLikeParams() Params {
