@@ -71,6 +71,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	half := fs.String("half", eval.Dev, "with --set, the `half` judged: dev or test")
 	corpora := fs.String("corpora", "../../../shared/corpora", "with --set, the `dir` holding the sets' corpora")
 	engines := fs.String("engines", "", "comma-separated `names` of the engines to run (default: knowhub,sqlite-fts5,bleve,minisearch)")
+	fs.StringVar(&cfg.Runs, "runs", "", "write each engine's ranking to `dir`/ENGINE.run (trec_eval format), for comparing engines query by query")
 	fs.StringVar(&cfg.NodeDir, "node-dir", ".", "`dir` holding minisearch.mjs and its node_modules")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `Usage:

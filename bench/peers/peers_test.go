@@ -381,3 +381,30 @@ func TestCommandLineSet(t *testing.T) {
 		t.Errorf("--set with a DIR: err = %v", err)
 	}
 }
+
+func TestRunsHoldEachEnginesRankingPerQuery(t *testing.T) {
+	dir := t.TempDir()
+	cfg := markdownFixture
+	cfg.Engines = []string{"knowhub", "bleve"}
+	cfg.Runs = dir
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range cfg.Engines {
+		b, err := os.ReadFile(filepath.Join(dir, name+".run"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		queries := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			f := strings.Fields(line)
+			if len(f) != 6 || f[5] != name {
+				t.Fatalf("%s: run line %q: want six fields tagged %s", name, line, name)
+			}
+			queries[f[0]] = true
+		}
+		if len(queries) != 4 {
+			t.Errorf("%s: run holds %d queries, want the 4 judged", name, len(queries))
+		}
+	}
+}

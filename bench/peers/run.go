@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -32,7 +34,11 @@ type Config struct {
 	// NodeDir is the folder holding minisearch.mjs and node_modules
 	// ("" is the current folder, this module's when run with go run .).
 	NodeDir string
-	Out     io.Writer
+	// Runs, when set, is a folder where each engine's ranking is written
+	// as a trec_eval run file, ENGINE.run, for comparing engines query by
+	// query.
+	Runs string
+	Out  io.Writer
 }
 
 // Row is one engine's figures on the collection, at page level: a query
@@ -149,6 +155,11 @@ func runPeer(ctx context.Context, p peer, c *collection, judged []eval.Query, cf
 		return Row{}, err
 	}
 	row.Queries, row.NDCG10 = rep.Queries, rep.NDCG10
+	if cfg.Runs != "" {
+		if err := writeRunFile(filepath.Join(cfg.Runs, p.name+".run"), rep.Results, p.name); err != nil {
+			return Row{}, err
+		}
+	}
 	for _, r := range rep.Results {
 		rel := c.Qrels[r.QueryID]
 		if hitAt(r.Run, rel, 1) {
@@ -161,6 +172,19 @@ func runPeer(ctx context.Context, p peer, c *collection, judged []eval.Query, cf
 	slices.Sort(s.took)
 	row.P50, row.P90 = bench.Percentile(s.took, 50), bench.Percentile(s.took, 90)
 	return row, nil
+}
+
+// writeRunFile writes results to path as a trec_eval run tagged tag.
+func writeRunFile(path string, results []eval.Result, tag string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := eval.WriteRun(f, results, tag); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // hitAt reports whether one of the first k pages of run is relevant.
