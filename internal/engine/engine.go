@@ -365,6 +365,7 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	text, phrases := parseQuery(q)
 	st := e.semanticTable(req.Semantic, text)
 	terms, termSet := e.queryTerms(e.docs, text)
+	e.dampCJK(terms, text, e.scoring.Pages)
 	if st != nil {
 		terms = e.expandDocs(st, terms)
 	}

@@ -41,29 +41,40 @@ type PageScoring struct {
 	// heading outline holds (the headings of all its sections): a page
 	// whose headings name the question is about it.
 	Outline float64
+	// CJKDamp and CJKRunPower weigh a query's CJK words against its
+	// others. A run of n CJK characters is indexed as n-1 overlapping
+	// bigrams, so a Chinese phrase ("模型提供商支持", six bigrams) would
+	// outweigh the Latin word of the same query that names its subject (a
+	// product, a provider) six times over, and a catalogue page repeating
+	// the phrase on every line would beat the page about the product. Each
+	// bigram of a run of m bigrams weighs (1 - CJKDamp) × m^-CJKRunPower.
+	CJKDamp     float64
+	CJKRunPower float64
 }
 
 // DefaultPageScoring returns the page parameters chosen on the dev
-// halves of the judged docs sets (internal/eval/testdata/docs) by three
-// rounds of coordinate ascent (knowhub eval --sets ... --half dev --tune),
+// halves of the judged docs sets (internal/eval/testdata/docs) by rounds
+// of coordinate ascent (knowhub eval --sets ... --half dev --tune),
 // maximising the mean over sets of hit@1 and nDCG@10 averaged: 0.754
-// without page evidence, 0.853 with it. Focus carries most of the gain
-// (0.801 without it); siblings add 0.008, counting up to 64 sections
-// rather than 32 0.005. Rescoring the best 100 hits rather than 50 would
-// add 0.003 but cost 1.8 times today's search median against 1.2 times
-// (BenchmarkSearchDocs), so the depth stays at 50. Coordination, over the
-// section or the page, scored lower at every strength tried (0.1 to 3):
-// BM25's saturation already keeps one repeated word from dominating, and
-// long queries rarely match every word, so the share of them a section
-// holds mostly grows with its length. The heading outline (Outline: the
-// share of the query's words named by any of the page's headings) is
-// built but off: over one round of the same search from these settings
-// it scored 0.8526 at 0, 0.8487 at 0.05, 0.8452 at 0.1 and 0.2, 0.8423 at
-// 0.3, 0.8462 at 0.5 and 0.8293 at 1 (sections already weigh their own
-// headings at 2.5, so the outline mostly adds the headings of sections
-// that did not match).
+// without page evidence, 0.8586 with it (knowhub eval ... --half dev
+// --ablate). Focus carries most of the gain (0.8077 without it); siblings
+// add 0.021 and CJK damping 0.006. Rescoring the best 100 hits rather
+// than 50 scores no higher and would cost 1.8 times today's search
+// median against 1.2 times (BenchmarkSearchDocs). CJK damping
+// (CJKDamp 0.35, CJKRunPower 0.25) lifts the Chinese summaries from 0.753
+// to 0.802 hit@1 and holds the Chinese questions; it leaves queries
+// without CJK text alone. Coordination over the section scored lower at
+// every strength tried (0.1 to 3): BM25's saturation already keeps one
+// repeated word from dominating, and long queries rarely match every
+// word, so the share of them a section holds mostly grows with its
+// length. Page coordination at 0.1 scores 0.863 on the dev halves but
+// costs SciFact (0.7009 to 0.6999), so it stays off. The heading outline
+// (Outline: the share of the query's words named by any of the page's
+// headings) is built but off: it scored lower at every weight tried (0.05
+// to 1; sections already weigh their own headings at 2.5, so the outline
+// mostly adds the headings of sections that did not match).
 func DefaultPageScoring() PageScoring {
-	return PageScoring{Depth: 50, Siblings: 0.05, Focus: 0.3, FocusSections: 64}
+	return PageScoring{Depth: 50, Siblings: 0.05, Focus: 0.3, FocusSections: 64, CJKDamp: 0.35, CJKRunPower: 0.25}
 }
 
 // rankPages rescores the head of hits (sorted, from Search on ix with

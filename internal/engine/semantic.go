@@ -140,11 +140,16 @@ func (e *Engine) semanticTable(req *bool, q string) *semantic.Table {
 // hasCJK reports whether s holds Han, Hiragana, Katakana or Hangul.
 func hasCJK(s string) bool {
 	for _, r := range s {
-		if r >= 0x1100 && (unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)) {
+		if isCJKRune(r) {
 			return true
 		}
 	}
 	return false
+}
+
+// isCJKRune reports whether r is Han, Hiragana, Katakana or Hangul.
+func isCJKRune(r rune) bool {
+	return r >= 0x1100 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
 // candidates returns the vectors of ix's terms, cached until ix changes.

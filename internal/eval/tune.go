@@ -37,6 +37,8 @@ func PageParams() []PageParam {
 		{"focus", []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5}, func(p *engine.PageScoring, v float64) { p.Focus = v }},
 		{"focus_sections", []float64{4, 8, 16, 32, 64}, func(p *engine.PageScoring, v float64) { p.FocusSections = int(v) }},
 		{"outline", []float64{0, 0.05, 0.1, 0.2, 0.3, 0.5, 1}, func(p *engine.PageScoring, v float64) { p.Outline = v }},
+		{"cjk_damp", []float64{0, 0.2, 0.35, 0.5, 0.65}, func(p *engine.PageScoring, v float64) { p.CJKDamp = v }},
+		{"cjk_run_power", []float64{0, 0.15, 0.25, 0.35, 0.5}, func(p *engine.PageScoring, v float64) { p.CJKRunPower = v }},
 		{"depth", []float64{30, 40, 50, 70, 100}, func(p *engine.PageScoring, v float64) { p.Depth = int(v) }},
 	}
 }
@@ -115,6 +117,7 @@ func Ablation(p engine.PageScoring) (names []string, settings []engine.PageScori
 		add("with heading outline 0.2", func(q *engine.PageScoring) { q.Outline = 0.2 })
 	}
 	add("no focus (generic pages)", func(q *engine.PageScoring) { q.Focus = 0 })
+	add("no CJK damping", func(q *engine.PageScoring) { q.CJKDamp, q.CJKRunPower = 0, 0 })
 	add("no page evidence at all", func(q *engine.PageScoring) { *q = engine.PageScoring{} })
 	return names, settings
 }
