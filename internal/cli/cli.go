@@ -109,6 +109,8 @@ type common struct {
 	client   *config.ClientFlags
 	synopsis string    // one usage line, without "knowhub"
 	help     io.Writer // where -h prints the flags
+	// usage, when set, is printed by -h in place of the usage line.
+	usage func(io.Writer)
 }
 
 // newCommon makes the flag set of the command name ("kb save"), whose
@@ -147,7 +149,11 @@ func (c *common) parse(args []string) ([]string, error) {
 
 // printHelp writes the usage line and every flag with its default.
 func (c *common) printHelp() {
-	fmt.Fprintf(c.help, "usage: knowhub %s\n\nflags:\n", c.synopsis)
+	if c.usage != nil {
+		c.usage(c.help)
+	} else {
+		fmt.Fprintf(c.help, "usage: knowhub %s\n\nflags:\n", c.synopsis)
+	}
 	c.fs.SetOutput(c.help)
 	c.fs.PrintDefaults()
 	c.fs.SetOutput(io.Discard)

@@ -23,8 +23,8 @@ import (
 // or a Markdown folder, indexed and searched in process.
 func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// eval runs offline: none of the shared NATS and config flags apply.
-	c := &common{fs: flag.NewFlagSet("knowhub eval", flag.ContinueOnError)}
-	c.fs.SetOutput(stderr)
+	c := &common{fs: flag.NewFlagSet("knowhub eval", flag.ContinueOnError), help: stdout, synopsis: "eval DIR | --markdown DOCS_DIR | --sets SETS_DIR [flags]"}
+	c.fs.SetOutput(io.Discard)
 	markdown := c.fs.String("markdown", "", "evaluate the Markdown `dir` through the chunker (needs --queries and --qrels)")
 	queriesPath := c.fs.String("queries", "", "queries `file`, JSONL {\"id\", \"text\"} (default DIR/queries.jsonl)")
 	qrelsPath := c.fs.String("qrels", "", "judgments `file`, query-id TAB doc-id TAB grade (default DIR/qrels.tsv)")
@@ -40,8 +40,8 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	corpora := c.fs.String("corpora", "../shared/corpora", "with --sets, the `dir` holding the sets' corpora")
 	tune := c.fs.Int("tune", 0, "with --sets, search the docs page scoring on the half for `N` rounds of coordinate ascent and print every step")
 	ablate := c.fs.Bool("ablate", false, "with --sets, print the default page scoring with each component off in turn")
-	c.fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage:
+	c.usage = func(w io.Writer) {
+		fmt.Fprint(w, `Usage:
   knowhub eval DIR                  DIR holds corpus.jsonl, queries.jsonl and qrels.tsv
   knowhub eval DIR --half dev|test  only the queries of one half (see --sets)
   knowhub eval DIR --collection tools
@@ -58,8 +58,8 @@ first 1 or 5; for Markdown, a page is hit when one of its sections is
 returned), averaged over the queries that have a relevant document.
 
 `)
-		c.fs.PrintDefaults()
 	}
+	c.fs.Usage = func() {}
 	pos, err := c.parse(args)
 	if err != nil {
 		return err

@@ -34,6 +34,7 @@ func TestHelpAndVersionNeedNoServer(t *testing.T) {
 		{[]string{"reindex", "-h"}, []string{"-rescan", "-json"}, nil},
 		{[]string{"extract", "-h"}, []string{"-replay", "-json"}, nil},
 		{[]string{"up", "-h"}, []string{"-nats-listen", "-data"}, nil},
+		{[]string{"eval", "-h"}, []string{"knowhub eval --sets SETS_DIR", "-semantic"}, []string{"-nats-url"}},
 	} {
 		name := strings.Join(tc.args, " ")
 		var out, errOut bytes.Buffer
