@@ -6,6 +6,36 @@ import "slices"
 // words of a longer query share the last bit.
 const MaxGroups = 64
 
+// coverageTerm is a query term the index holds and the bit of its group.
+type coverageTerm struct {
+	id  uint32
+	bit uint
+}
+
+// coverageTerms returns the query terms the index holds, each with the bit of
+// its word group (in the order the groups first appear in terms), and each
+// group's weight: its IDF times the weight of its heaviest held term. The
+// caller holds the read lock.
+func (ix *Index) coverageTerms(terms []Term) (held []coverageTerm, weights []float64) {
+	var groups []int // the Group of each bit
+	for _, t := range terms {
+		b := slices.Index(groups, t.Group)
+		if b < 0 {
+			b = len(groups)
+			groups = append(groups, t.Group)
+			weights = append(weights, 0)
+		}
+		pl := ix.list(t.Text)
+		if pl == nil || pl.df == 0 {
+			continue
+		}
+		weights[b] = max(weights[b], ix.idf(pl.df)*t.Weight)
+		id, _ := ix.terms.find(t.Text)
+		held = append(held, coverageTerm{id, uint(min(b, MaxGroups-1))})
+	}
+	return held, weights
+}
+
 // Coverage reports which of the query's word groups each hit's entry
 // holds, in any field: bit g of groups[i] is set when hit i holds a term
 // of the g-th group (in the order the groups first appear in the terms).
@@ -15,35 +45,11 @@ const MaxGroups = 64
 func (ix *Index) Coverage(hits []Hit, terms []Term) (groups []uint64, weights []float64) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	type qterm struct {
-		id  uint32
-		bit uint
-	}
-	var (
-		ids []int // the Group of each bit
-		qs  []qterm
-	)
-	for _, t := range terms {
-		b := slices.Index(ids, t.Group)
-		if b < 0 {
-			b = len(ids)
-			ids = append(ids, t.Group)
-			weights = append(weights, 0)
-		}
-		bit := uint(min(b, MaxGroups-1))
-		pl := ix.list(t.Text)
-		if pl == nil || pl.df == 0 {
-			continue
-		}
-		weights[b] = max(weights[b], ix.idf(pl.df)*t.Weight)
-		id, _ := ix.terms.find(t.Text)
-		qs = append(qs, qterm{id, bit})
-	}
+	qs, weights := ix.coverageTerms(terms)
 	groups = make([]uint64, len(hits))
 	for i, h := range hits {
-		e := h.Entry
 		var m uint64
-		for _, id := range e.terms {
+		for _, id := range h.Entry.terms {
 			for _, q := range qs {
 				if q.id == id {
 					m |= 1 << q.bit
@@ -61,31 +67,12 @@ func (ix *Index) Coverage(hits []Hit, terms []Term) (groups []uint64, weights []
 func (ix *Index) OutlineCoverage(sources []*Source, terms []Term) (groups []uint64, weights []float64) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	var (
-		ids  []int
-		qids []uint32
-		bits []uint
-	)
-	for _, t := range terms {
-		b := slices.Index(ids, t.Group)
-		if b < 0 {
-			b = len(ids)
-			ids = append(ids, t.Group)
-			weights = append(weights, 0)
-		}
-		pl := ix.list(t.Text)
-		if pl == nil || pl.df == 0 {
-			continue
-		}
-		weights[b] = max(weights[b], ix.idf(pl.df)*t.Weight)
-		id, _ := ix.terms.find(t.Text)
-		qids, bits = append(qids, id), append(bits, uint(min(b, MaxGroups-1)))
-	}
+	qs, weights := ix.coverageTerms(terms)
 	groups = make([]uint64, len(sources))
 	for i, s := range sources {
-		for k, id := range qids {
-			if _, ok := slices.BinarySearch(s.Outline, id); ok {
-				groups[i] |= 1 << bits[k]
+		for _, q := range qs {
+			if _, ok := slices.BinarySearch(s.Outline, q.id); ok {
+				groups[i] |= 1 << q.bit
 			}
 		}
 	}
