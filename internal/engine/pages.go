@@ -100,15 +100,7 @@ func rankPages(ix *search.Index, hits []search.Hit, terms []search.Term, p PageS
 			return
 		}
 	}
-	share := func(m uint64) float64 {
-		s := 0.0
-		for b, w := range weights {
-			if m&(1<<uint(min(b, search.MaxGroups-1))) != 0 {
-				s += w
-			}
-		}
-		return s / total
-	}
+	share := func(m uint64) float64 { return groupShare(m, weights, total) }
 	// Own scores, after coordination; then the head's pages, each hit's
 	// page index and the hits of each page, best first.
 	own := make([]float64, n)
@@ -162,13 +154,7 @@ func rankPages(ix *search.Index, hits []search.Hit, terms []search.Term, p PageS
 			factor *= math.Pow(share(union), p.PageCoord)
 		}
 		if p.Outline > 0 && outlineTotal > 0 {
-			s := 0.0
-			for b, w := range outlineWeights {
-				if outline[page[members[0]]]&(1<<uint(min(b, search.MaxGroups-1))) != 0 {
-					s += w
-				}
-			}
-			factor *= 1 + p.Outline*s/outlineTotal
+			factor *= 1 + p.Outline*groupShare(outline[page[members[0]]], outlineWeights, outlineTotal)
 		}
 		if p.Focus > 0 && src.Chunks > 1 {
 			c := max(p.FocusSections, 1)
@@ -196,4 +182,17 @@ func rankPages(ix *search.Index, hits []search.Hit, terms []search.Term, p PageS
 			hits[i].Score = head[n-1].Score
 		}
 	}
+}
+
+// groupShare returns the share of total that the word groups set in m
+// weigh: weights[b] is the weight of the group of bit b (see
+// search.Index.Coverage).
+func groupShare(m uint64, weights []float64, total float64) float64 {
+	s := 0.0
+	for b, w := range weights {
+		if m&(1<<uint(min(b, search.MaxGroups-1))) != 0 {
+			s += w
+		}
+	}
+	return s / total
 }
