@@ -67,8 +67,16 @@ func readJSONL[T any](tb testing.TB, path string) []T {
 }
 
 // BenchmarkSearchTools searches MetaTool's 199 tools with its queries, at
-// the default limit.
-func BenchmarkSearchTools(b *testing.B) {
+// the default limit; BenchmarkSearchToolsLexical does the same with
+// semantic matching off, to show its cost in one binary.
+func BenchmarkSearchTools(b *testing.B) { benchmarkSearchTools(b, nil) }
+
+func BenchmarkSearchToolsLexical(b *testing.B) {
+	off := false
+	benchmarkSearchTools(b, &off)
+}
+
+func benchmarkSearchTools(b *testing.B, semantic *bool) {
 	const dir = "../../../shared/eval/metatool"
 	type record struct{ ID, Text string }
 	e := engine.NewEngine(engine.Limits{})
@@ -80,7 +88,7 @@ func BenchmarkSearchTools(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		if _, err := e.SearchTools(contract.ToolSearchRequest{Query: queries[i%len(queries)].Text}); err != nil {
+		if _, err := e.SearchTools(contract.ToolSearchRequest{Query: queries[i%len(queries)].Text, Semantic: semantic}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 	"unicode"
@@ -16,8 +18,11 @@ import (
 // static word vectors of package semantic, two ways: query expansion with
 // the nearest neighbours of a query word among the collection's terms, in
 // the word's group and down-weighted, and a second retriever, the cosine
-// of the query's pooled vector with each entry's (indexed with it), blended
-// into the lexical score. Exact matches keep winning: a neighbour never
+// of the query's pooled vector with each entry's (indexed with it), in the
+// collection's space (semantic.Space: the direction all the entries share
+// taken out), blended into the lexical score. For tools the blended
+// ranking also picks the tool that feedback draws its terms from and the
+// tools that smoothing compares with. Exact matches keep winning: a neighbour never
 // weighs more than the word it stands for would, and when the query holds
 // an anchor, a term the collection has but the table lacks (an identifier,
 // a tool or product name), only entries that hold an anchor get the
@@ -81,10 +86,54 @@ type semState struct {
 	cands map[*search.Index]*semCands
 }
 
-// semCands are the vectors of an index's terms, for one generation.
+// semCands is what semantic matching derives from one generation of an
+// index: the vectors of its terms, for neighbour scans; its entries'
+// vectors in their space (semantic.Space), for the blended retriever; and
+// the neighbours found so far, since the words of a stream of queries
+// repeat.
 type semCands struct {
-	gen uint64
-	m   *semantic.Matrix
+	gen   uint64
+	m     *semantic.Matrix
+	space *semantic.Space
+	row   map[*search.Entry]int // entry → its row in space
+	ents  []*search.Entry       // row → entry
+
+	mu   sync.Mutex
+	near map[nearKey][]semantic.Neighbour
+}
+
+// nearKey names one neighbour scan.
+type nearKey struct {
+	word string
+	k    int
+	min  float32
+}
+
+// maxNear bounds the neighbour scans a semCands remembers; past it a
+// random one is forgotten for each new one.
+const maxNear = 4096
+
+// neighbours returns up to k terms of the index nearest to word, at
+// least minSim from it (semantic.Matrix.Neighbours), remembered.
+func (c *semCands) neighbours(word string, k int, minSim float32) []semantic.Neighbour {
+	key := nearKey{word, k, minSim}
+	c.mu.Lock()
+	nb, ok := c.near[key]
+	c.mu.Unlock()
+	if ok {
+		return nb
+	}
+	nb = c.m.Neighbours(word, k, minSim)
+	c.mu.Lock()
+	if len(c.near) >= maxNear {
+		for old := range c.near {
+			delete(c.near, old)
+			break
+		}
+	}
+	c.near[key] = nb
+	c.mu.Unlock()
+	return nb
 }
 
 // SetSemantic switches semantic matching on (with the embedded table) or
@@ -152,14 +201,15 @@ func isCJKRune(r rune) bool {
 	return r >= 0x1100 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul)
 }
 
-// candidates returns the vectors of ix's terms, cached until ix changes.
-func (e *Engine) candidates(t *semantic.Table, ix *search.Index) *semantic.Matrix {
+// candidates returns what semantic matching derives from ix, cached until
+// ix changes.
+func (e *Engine) candidates(t *semantic.Table, ix *search.Index) *semCands {
 	gen := ix.Generation()
 	e.sem.mu.Lock()
 	c := e.sem.cands[ix]
 	e.sem.mu.Unlock()
 	if c != nil && c.gen == gen {
-		return c.m
+		return c
 	}
 	var ids []int
 	ix.EachTerm(func(term string, df int) {
@@ -168,14 +218,24 @@ func (e *Engine) candidates(t *semantic.Table, ix *search.Index) *semantic.Matri
 		}
 	})
 	sort.Ints(ids)
-	c = &semCands{gen: gen, m: t.Matrix(ids)}
+	var vecs [][]byte
+	var ents []*search.Entry
+	row := map[*search.Entry]int{}
+	ix.EachEntry(func(en *search.Entry) bool {
+		row[en] = len(vecs)
+		vecs = append(vecs, en.Vec)
+		ents = append(ents, en)
+		return true
+	})
+	c = &semCands{gen: gen, m: t.Matrix(ids), space: semantic.NewSpace(t.Dim(), vecs), row: row, ents: ents,
+		near: map[nearKey][]semantic.Neighbour{}}
 	e.sem.mu.Lock()
 	if e.sem.cands == nil {
 		e.sem.cands = map[*search.Index]*semCands{}
 	}
 	e.sem.cands[ix] = c
 	e.sem.mu.Unlock()
-	return c.m
+	return c
 }
 
 // expand returns the neighbours of the query word w among ix's terms as
@@ -188,7 +248,7 @@ func (e *Engine) expand(t *semantic.Table, ix *search.Index, sc Semantic, idfPow
 	if ix.DF(w) > sc.ExpandMaxDF {
 		return nil
 	}
-	nb := e.candidates(t, ix).Neighbours(w, sc.ExpandTerms, float32(sc.ExpandMinSim))
+	nb := e.candidates(t, ix).neighbours(w, sc.ExpandTerms, float32(sc.ExpandMinSim))
 	if len(nb) == 0 {
 		return nil
 	}
@@ -230,72 +290,81 @@ func anchors(t *semantic.Table, ix *search.Index, words []string) []search.Term 
 	return out
 }
 
-// fuse blends into hits the cosine of every entry that filter keeps
-// (all of ix when all is set, else only the hits) with the query vector
-// qv: score + Fuse × best lexical score × max(cosine, 0), for the entries
-// that hold one of the anchors when there are any. It returns the blended
-// hits, best first.
-func fuse(ix *search.Index, hits []search.Hit, qv []float32, sc Semantic, anchor []search.Term, filter func(*search.Entry) bool) []search.Hit {
-	fuseWeight, all := sc.Fuse, sc.FuseAll
-	if fuseWeight <= 0 || qv == nil {
-		return hits
-	}
-	maxBM := 0.0
-	at := make(map[*search.Entry]int, len(hits))
-	for i, h := range hits {
-		maxBM = max(maxBM, h.Score)
-		at[h.Entry] = i
-	}
-	if maxBM == 0 {
-		maxBM = 1
-	}
-	var held map[*search.Entry]bool
-	if len(anchor) > 0 {
-		ah, _ := ix.Search(search.Query{Terms: anchor, Filter: filter, Limit: max(len(hits), 1) + 1000})
-		held = make(map[*search.Entry]bool, len(ah))
-		for _, h := range ah {
-			held[h.Entry] = true
-		}
-	}
-	cosine := func(en *search.Entry) float64 {
-		if held != nil && !held[en] {
-			return 0
-		}
-		return math.Max(float64(semantic.Cosine(qv, en.Vec)), 0)
-	}
-	out := make([]search.Hit, len(hits))
-	for i, h := range hits {
-		out[i] = search.Hit{Entry: h.Entry, Score: h.Score + fuseWeight*maxBM*cosine(h.Entry)}
-	}
-	if all {
-		ix.EachEntry(func(en *search.Entry) bool {
-			if _, ok := at[en]; ok || (filter != nil && !filter(en)) {
-				return true
-			}
-			if c := cosine(en); c > 0 && c >= sc.FuseMinSim {
-				out = append(out, search.Hit{Entry: en, Score: fuseWeight * maxBM * c})
-			}
-			return true
-		})
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Score > out[j].Score })
-	return out
+// A blender blends the cosines of one tool query's vector with the
+// tools into lexical hits (see Semantic.Fuse). The cosines are computed
+// once, so that blending both passes of a search costs one scan.
+type blender struct {
+	ix     *search.Index
+	c      *semCands
+	sc     Semantic
+	filter func(*search.Entry) bool
+	cos    []float32 // by row of c.space; 0 for a tool without an anchor
 }
 
-// fuseTools blends the tools' cosines with the query into hits.
-func (e *Engine) fuseTools(t *semantic.Table, q string, hits []search.Hit, filter func(*search.Entry) bool) []search.Hit {
+// toolBlender returns the blender of a tool query's words, or nil when the
+// blended retriever is off or the table has none of the words.
+func (e *Engine) toolBlender(t *semantic.Table, words []toolWord, filter func(*search.Entry) bool) *blender {
 	sc := e.scoring.ToolsSemantic
 	if _, on := e.semanticParts(true); !on || sc.Fuse <= 0 {
-		return hits
+		return nil
 	}
-	words := e.toolWords(q)
 	terms := make([]string, len(words))
 	weights := make([]float64, len(words))
 	for i, w := range words {
 		terms[i], weights[i] = w.term, w.weight
 	}
-	qv := queryVector(t, terms, weights)
-	return fuse(e.tools, hits, qv, sc, anchors(t, e.tools, terms), filter)
+	c := e.candidates(t, e.tools)
+	qs := c.space.Query(queryVector(t, terms, weights))
+	if qs == nil {
+		return nil
+	}
+	b := &blender{ix: e.tools, c: c, sc: sc, filter: filter, cos: c.space.Cosines(qs, nil)}
+	if anchor := anchors(t, e.tools, terms); len(anchor) > 0 {
+		// Only the tools that hold an anchor keep their cosine.
+		ah, _ := e.tools.Search(search.Query{Terms: anchor, Filter: filter, Limit: c.space.Len() + 1})
+		kept := make([]float32, len(b.cos))
+		for _, h := range ah {
+			if r, ok := c.row[h.Entry]; ok {
+				kept[r] = b.cos[r]
+			}
+		}
+		b.cos = kept
+	}
+	return b
+}
+
+// fuse returns hits with Fuse × their best score × max(cosine, 0) added to
+// each, best first; hits is left as it was. With FuseAll a tool that no
+// query word matched enters on its cosine alone when that is at least
+// FuseMinSim, from the rows of the blender's generation: none when the
+// index has changed since.
+func (b *blender) fuse(hits []search.Hit) []search.Hit {
+	maxBM := 0.0
+	for _, h := range hits {
+		maxBM = max(maxBM, h.Score)
+	}
+	if maxBM == 0 {
+		maxBM = 1
+	}
+	w := b.sc.Fuse * maxBM
+	inHits := make([]bool, len(b.cos))
+	out := make([]search.Hit, len(hits), len(hits)+8)
+	for i, h := range hits {
+		out[i] = h
+		if r, ok := b.c.row[h.Entry]; ok {
+			inHits[r] = true
+			out[i].Score += w * float64(max(b.cos[r], 0))
+		}
+	}
+	if b.sc.FuseAll && b.ix.Generation() == b.c.gen {
+		for r, x := range b.cos {
+			if !inHits[r] && x > 0 && float64(x) >= b.sc.FuseMinSim && (b.filter == nil || b.filter(b.c.ents[r])) {
+				out = append(out, search.Hit{Entry: b.c.ents[r], Score: w * float64(x)})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(x, y search.Hit) int { return cmp.Compare(y.Score, x.Score) })
+	return out
 }
 
 // expandDocs adds to a docs query's terms the neighbours of its words.

@@ -217,3 +217,60 @@ func TestToolsCarryVectorsAndSectionsDoNot(t *testing.T) {
 		t.Fatalf("%d sections, %d tools", sections, tools)
 	}
 }
+
+// Neighbour scans are remembered per generation of the catalog: a tool
+// added later is found through the words it brings.
+func TestNeighboursFollowTheCatalog(t *testing.T) {
+	e := NewEngine(Limits{})
+	e.SetSemanticMode(SemanticExpand)
+	semanticTools(e, map[string]string{
+		"recipes":   "Find cooking recipes by ingredient.",
+		"translate": "Translate text between languages.",
+	})
+	tb := e.semanticTable(nil, "horoscope")
+	word := e.toolWords("horoscope")[0].term
+	before := e.candidates(tb, e.tools).neighbours(word, 3, 0.5)
+	if len(before) != 0 {
+		t.Fatalf("neighbours %v of %s in a catalog of recipes and translation", before, word)
+	}
+	r, err := e.SearchTools(contract.ToolSearchRequest{Query: "my horoscope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Hits) != 0 {
+		t.Fatalf("hits %v before any tool is about stars", toolNames(r))
+	}
+	e.Apply(contract.ToolIndexKey("starsign"), catalog.BuildDoc(&contract.Tool{Name: "starsign",
+		Description: "Daily astrology readings for every zodiac sign.", Type: contract.ToolCore}, 9, e.Analyzer()), 9)
+	after := e.candidates(tb, e.tools).neighbours(word, 3, 0.5)
+	if len(after) == 0 {
+		t.Fatalf("no neighbour of %s once the catalog has astrology", word)
+	}
+	if r, err = e.SearchTools(contract.ToolSearchRequest{Query: "my horoscope"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Hits) == 0 || r.Hits[0].Name != "starsign" {
+		t.Errorf("hits %v, want starsign found through %v", toolNames(r), after)
+	}
+}
+
+// The remembered neighbour scans are what a scan finds, and bounded.
+func TestNeighbourScansAreRememberedAndBounded(t *testing.T) {
+	e := NewEngine(Limits{})
+	semanticTools(e, gapTools)
+	tb := e.semanticTable(nil, "x")
+	c := e.candidates(tb, e.tools)
+	for i := range maxNear + 100 {
+		word := tb.Term(i * 13 % tb.Len())
+		got := c.neighbours(word, 3, 0.3)
+		if again := c.neighbours(word, 3, 0.3); !reflect.DeepEqual(got, again) {
+			t.Fatalf("%s: %v, then %v", word, got, again)
+		}
+		if want := c.m.Neighbours(word, 3, 0.3); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: remembered %v, a scan finds %v", word, got, want)
+		}
+	}
+	if n := len(c.near); n > maxNear {
+		t.Errorf("%d scans remembered, want at most %d", n, maxNear)
+	}
+}

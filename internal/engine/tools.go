@@ -72,19 +72,29 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 	}
 	sc := e.scoring
 	st := e.semanticTable(req.Semantic, q)
-	terms := e.toolTerms(q, st)
+	words := e.toolWords(q)
+	terms := e.toolTerms(words, st)
+	var blend *blender
+	if st != nil {
+		blend = e.toolBlender(st, words, filter)
+	}
 	hits, total := e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: limit + 64})
 	if sc.FeedbackWeight > 0 && len(hits) > 0 {
-		terms = append(terms, e.feedbackTerms(hits, terms, sc)...)
+		// Feedback comes from the best tools of the blended ranking.
+		first := hits
+		if blend != nil {
+			first = blend.fuse(hits)
+		}
+		terms = append(terms, e.feedbackTerms(first, terms, sc)...)
 		hits, total = e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: limit + 64})
+	}
+	if blend != nil {
+		hits = blend.fuse(hits)
 	}
 	if sc.SmoothWeight > 0 {
 		// Smoothing only raises scores, so hits below the head stay there.
 		head := hits[:min(len(hits), limit+sc.SmoothDocs)]
 		e.tools.Smooth(head, sc.SmoothDocs, sc.SmoothWeight, catalog.IsGram)
-	}
-	if st != nil {
-		hits = e.fuseTools(st, q, hits, filter)
 	}
 
 	type ranked struct {
@@ -159,13 +169,12 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 	return resp, nil
 }
 
-// toolTerms analyses a tool query into scored terms: each distinct word at
-// its weight (toolWords), then, unless it is a request word, its
+// toolTerms turns a tool query's words (toolWords) into scored terms: each
+// word at its weight, then, unless it is a request word, its
 // character n-grams, its word family and its typo expansions, each at a
 // share of that weight.
-func (e *Engine) toolTerms(q string, st *semantic.Table) []search.Term {
+func (e *Engine) toolTerms(words []toolWord, st *semantic.Table) []search.Term {
 	sc := e.scoring
-	words := e.toolWords(q)
 	terms := make([]search.Term, 0, 8*len(words))
 	for i, w := range words {
 		terms = append(terms, search.Term{Text: w.term, Weight: w.weight, Group: i})

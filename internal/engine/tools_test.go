@@ -40,7 +40,7 @@ func TestToolWordWeights(t *testing.T) {
 
 func TestRequestWordsGetNoExpansions(t *testing.T) {
 	e := NewEngine(Limits{})
-	for _, term := range e.toolTerms("please", nil) {
+	for _, term := range e.toolTerms(e.toolWords("please"), nil) {
 		if term.Text != "pleas" {
 			t.Errorf("request word expanded to %q", term.Text)
 		}

