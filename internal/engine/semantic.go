@@ -299,6 +299,7 @@ type blender struct {
 	sc     Semantic
 	filter func(*search.Entry) bool
 	cos    []float32 // by row of c.space; 0 for a tool without an anchor
+	qv     []float32 // the query's pooled vector, for the raw cosines
 }
 
 // toolBlender returns the blender of a tool query's words, or nil when the
@@ -314,11 +315,12 @@ func (e *Engine) toolBlender(t *semantic.Table, words []toolWord, filter func(*s
 		terms[i], weights[i] = w.term, w.weight
 	}
 	c := e.candidates(t, e.tools)
-	qs := c.space.Query(queryVector(t, terms, weights))
+	qv := queryVector(t, terms, weights)
+	qs := c.space.Query(qv)
 	if qs == nil {
 		return nil
 	}
-	b := &blender{ix: e.tools, c: c, sc: sc, filter: filter, cos: c.space.Cosines(qs, nil)}
+	b := &blender{ix: e.tools, c: c, sc: sc, filter: filter, cos: c.space.Cosines(qs, nil), qv: qv}
 	if anchor := anchors(t, e.tools, terms); len(anchor) > 0 {
 		// Only the tools that hold an anchor keep their cosine.
 		ah, _ := e.tools.Search(search.Query{Terms: anchor, Filter: filter, Limit: c.space.Len() + 1})
@@ -335,9 +337,10 @@ func (e *Engine) toolBlender(t *semantic.Table, words []toolWord, filter func(*s
 
 // fuse returns hits with Fuse × their best score × max(cosine, 0) added to
 // each, best first; hits is left as it was. With FuseAll a tool that no
-// query word matched enters on its cosine alone when that is at least
-// FuseMinSim, from the rows of the blender's generation: none when the
-// index has changed since.
+// query word matched enters on its cosine alone when its cosine as pooled
+// (before the common direction is taken out, so that the bar means the
+// same in a catalog of any size) is at least FuseMinSim, from the rows of
+// the blender's generation: none when the index has changed since.
 func (b *blender) fuse(hits []search.Hit) []search.Hit {
 	maxBM := 0.0
 	for _, h := range hits {
@@ -358,7 +361,7 @@ func (b *blender) fuse(hits []search.Hit) []search.Hit {
 	}
 	if b.sc.FuseAll && b.ix.Generation() == b.c.gen {
 		for r, x := range b.cos {
-			if !inHits[r] && x > 0 && float64(x) >= b.sc.FuseMinSim && (b.filter == nil || b.filter(b.c.ents[r])) {
+			if !inHits[r] && x > 0 && float64(b.c.space.RawCosine(r, b.qv)) >= b.sc.FuseMinSim && (b.filter == nil || b.filter(b.c.ents[r])) {
 				out = append(out, search.Hit{Entry: b.c.ents[r], Score: w * float64(x)})
 			}
 		}

@@ -12,6 +12,7 @@ type Space struct {
 	dim    int
 	common []float32 // unit; nil: nothing removed
 	vecs   []float32 // row i is entry i's unit vector, zero when it has none
+	raw    []float32 // the same before the common direction was taken out
 }
 
 // MinCommon is the fewest vectors a Space takes a common direction from:
@@ -41,7 +42,9 @@ func NewSpace(dim int, stored [][]byte) *Space {
 			n++
 		}
 	}
+	s.raw = s.vecs
 	if n >= MinCommon {
+		s.raw = append([]float32(nil), s.vecs...)
 		s.common = s.principal()
 		for i := range stored {
 			row := s.vecs[i*dim : (i+1)*dim]
@@ -123,6 +126,16 @@ func (s *Space) Cosine(i int, q []float32) float32 {
 		return 0
 	}
 	return dot(s.vecs[i*s.dim:(i+1)*s.dim], q)
+}
+
+// RawCosine returns the cosine of entry i with the unit query vector q
+// (Pool.Unit) as pooled, before the common direction is taken out of
+// either; 0 for an entry without a vector.
+func (s *Space) RawCosine(i int, q []float32) float32 {
+	if len(q) != s.dim {
+		return 0
+	}
+	return dot(s.raw[i*s.dim:(i+1)*s.dim], q)
 }
 
 func dot(a, b []float32) float32 {

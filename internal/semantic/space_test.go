@@ -56,6 +56,11 @@ func TestSpaceTakesOutTheCommonDirection(t *testing.T) {
 	if cos[5] != 0 || s.Cosine(5, qs) != 0 {
 		t.Errorf("an entry without a vector has cosine %v", cos[5])
 	}
+	for _, i := range []int{0, 1, 2} {
+		if got, want := s.RawCosine(i, q), Cosine(q, stored[i]); math.Abs(float64(got-want)) > 1e-5 {
+			t.Errorf("entry %d: raw cosine %v, want %v as pooled", i, got, want)
+		}
+	}
 	if s.Cosine(1, qs) != cos[1] {
 		t.Errorf("Cosine %v and Cosines %v differ", s.Cosine(1, qs), cos[1])
 	}
