@@ -298,8 +298,8 @@ type blender struct {
 	c      *semCands
 	sc     Semantic
 	filter func(*search.Entry) bool
+	q      *semantic.Query
 	cos    []float32 // by row of c.space; 0 for a tool without an anchor
-	qv     []float32 // the query's pooled vector, for the raw cosines
 }
 
 // toolBlender returns the blender of a tool query's words, or nil when the
@@ -315,12 +315,11 @@ func (e *Engine) toolBlender(t *semantic.Table, words []toolWord, filter func(*s
 		terms[i], weights[i] = w.term, w.weight
 	}
 	c := e.candidates(t, e.tools)
-	qv := queryVector(t, terms, weights)
-	qs := c.space.Query(qv)
-	if qs == nil {
+	q := c.space.Query(queryVector(t, terms, weights))
+	if q == nil {
 		return nil
 	}
-	b := &blender{ix: e.tools, c: c, sc: sc, filter: filter, cos: c.space.Cosines(qs, nil), qv: qv}
+	b := &blender{ix: e.tools, c: c, sc: sc, filter: filter, q: q, cos: c.space.Cosines(q, nil)}
 	if anchor := anchors(t, e.tools, terms); len(anchor) > 0 {
 		// Only the tools that hold an anchor keep their cosine.
 		ah, _ := e.tools.Search(search.Query{Terms: anchor, Filter: filter, Limit: c.space.Len() + 1})
@@ -336,7 +335,7 @@ func (e *Engine) toolBlender(t *semantic.Table, words []toolWord, filter func(*s
 }
 
 // fuse returns hits with Fuse × their best score × max(cosine, 0) added to
-// each, best first; hits is left as it was. With FuseAll a tool that no
+// each, in no particular order; hits is left as it was. With FuseAll a tool that no
 // query word matched enters on its cosine alone when its cosine as pooled
 // (before the common direction is taken out, so that the bar means the
 // same in a catalog of any size) is at least FuseMinSim, from the rows of
@@ -361,13 +360,33 @@ func (b *blender) fuse(hits []search.Hit) []search.Hit {
 	}
 	if b.sc.FuseAll && b.ix.Generation() == b.c.gen {
 		for r, x := range b.cos {
-			if !inHits[r] && x > 0 && float64(b.c.space.RawCosine(r, b.qv)) >= b.sc.FuseMinSim && (b.filter == nil || b.filter(b.c.ents[r])) {
+			if !inHits[r] && x > 0 && float64(b.c.space.RawCosine(r, b.q, x)) >= b.sc.FuseMinSim && (b.filter == nil || b.filter(b.c.ents[r])) {
 				out = append(out, search.Hit{Entry: b.c.ents[r], Score: w * float64(x)})
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(x, y search.Hit) int { return cmp.Compare(y.Score, x.Score) })
 	return out
+}
+
+// sortHits orders hits best first.
+func sortHits(hits []search.Hit) {
+	slices.SortStableFunc(hits, func(x, y search.Hit) int { return cmp.Compare(y.Score, x.Score) })
+}
+
+// bestHits moves the k best of hits to its front, best first, and returns
+// them: k passes, for the one or two tools feedback reads.
+func bestHits(hits []search.Hit, k int) []search.Hit {
+	k = min(k, len(hits))
+	for i := range k {
+		b := i
+		for j := i + 1; j < len(hits); j++ {
+			if hits[j].Score > hits[b].Score {
+				b = j
+			}
+		}
+		hits[i], hits[b] = hits[b], hits[i]
+	}
+	return hits[:k]
 }
 
 // expandDocs adds to a docs query's terms the neighbours of its words.

@@ -83,13 +83,14 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 		// Feedback comes from the best tools of the blended ranking.
 		first := hits
 		if blend != nil {
-			first = blend.fuse(hits)
+			first = bestHits(blend.fuse(hits), sc.FeedbackDocs)
 		}
 		terms = append(terms, e.feedbackTerms(first, terms, sc)...)
 		hits, total = e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: limit + 64})
 	}
 	if blend != nil {
 		hits = blend.fuse(hits)
+		sortHits(hits)
 	}
 	if sc.SmoothWeight > 0 {
 		// Smoothing only raises scores, so hits below the head stay there.

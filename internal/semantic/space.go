@@ -12,7 +12,7 @@ type Space struct {
 	dim    int
 	common []float32 // unit; nil: nothing removed
 	vecs   []float32 // row i is entry i's unit vector, zero when it has none
-	raw    []float32 // the same before the common direction was taken out
+	along  []float32 // row i's component along common before it was taken out
 }
 
 // MinCommon is the fewest vectors a Space takes a common direction from:
@@ -42,13 +42,12 @@ func NewSpace(dim int, stored [][]byte) *Space {
 			n++
 		}
 	}
-	s.raw = s.vecs
+	s.along = make([]float32, len(stored))
 	if n >= MinCommon {
-		s.raw = append([]float32(nil), s.vecs...)
 		s.common = s.principal()
 		for i := range stored {
 			row := s.vecs[i*dim : (i+1)*dim]
-			s.remove(row)
+			s.along[i] = s.remove(row)
 			normalise(row)
 		}
 	}
@@ -85,57 +84,73 @@ func (s *Space) principal() []float32 {
 	return d
 }
 
-// remove takes the common direction out of v.
-func (s *Space) remove(v []float32) {
+// remove takes the common direction out of v and returns v's component
+// along it.
+func (s *Space) remove(v []float32) float32 {
 	if s.common == nil {
-		return
+		return 0
 	}
 	p := dot(v, s.common)
 	for j, c := range s.common {
 		v[j] -= p * c
 	}
+	return p
 }
 
 // Len returns the number of entries.
 func (s *Space) Len() int { return len(s.vecs) / max(s.dim, 1) }
 
+// A Query is a query vector in a space (Space.Query).
+type Query struct {
+	v     []float32 // unit, with the common direction taken out
+	along float32   // the pooled vector's component along it
+}
+
 // Query returns the unit query vector q (Pool.Unit) in the space: with the
 // common direction taken out and normalised again; nil when the
 // dimensions differ or next to nothing is left (a query of the common
 // direction alone tells no entry from another).
-func (s *Space) Query(q []float32) []float32 {
+func (s *Space) Query(q []float32) *Query {
 	if len(q) != s.dim || q == nil {
 		return nil
 	}
-	out := append([]float32(nil), q...)
-	s.remove(out)
-	if dot(out, out) < minLeft*minLeft || !normalise(out) {
+	v := append([]float32(nil), q...)
+	along := s.remove(v)
+	if dot(v, v) < minLeft*minLeft || !normalise(v) {
 		return nil
 	}
-	return out
+	return &Query{v: v, along: along}
 }
 
 // minLeft is the shortest a unit query vector may be left by taking the
 // common direction out.
 const minLeft = 1e-3
 
-// Cosine returns the cosine of entry i with q, a vector from Query; 0 for
-// an entry without a vector.
-func (s *Space) Cosine(i int, q []float32) float32 {
-	if len(q) != s.dim {
-		return 0
-	}
-	return dot(s.vecs[i*s.dim:(i+1)*s.dim], q)
+// Cosine returns the cosine of entry i with q in the space; 0 for an
+// entry without a vector.
+func (s *Space) Cosine(i int, q *Query) float32 {
+	return dot(s.vecs[i*s.dim:(i+1)*s.dim], q.v)
 }
 
-// RawCosine returns the cosine of entry i with the unit query vector q
-// (Pool.Unit) as pooled, before the common direction is taken out of
-// either; 0 for an entry without a vector.
-func (s *Space) RawCosine(i int, q []float32) float32 {
-	if len(q) != s.dim {
-		return 0
+// Cosines returns the cosine of every entry with q in the space, in dst
+// (grown as needed); an entry without a vector gets 0.
+func (s *Space) Cosines(q *Query, dst []float32) []float32 {
+	n := s.Len()
+	dst = append(dst[:0], make([]float32, n)...)
+	for i := range n {
+		dst[i] = dot(s.vecs[i*s.dim:(i+1)*s.dim], q.v)
 	}
-	return dot(s.raw[i*s.dim:(i+1)*s.dim], q)
+	return dst
+}
+
+// RawCosine returns the cosine of entry i with q as pooled, before the
+// common direction was taken out of either, from their cosine in the
+// space: two unit vectors a and b with components a₁ and b₁ along the
+// common direction have a·b = cos·√(1−a₁²)·√(1−b₁²) + a₁b₁. An entry
+// without a vector gets 0.
+func (s *Space) RawCosine(i int, q *Query, cos float32) float32 {
+	a, b := float64(q.along), float64(s.along[i])
+	return float32(float64(cos)*math.Sqrt(max(0, 1-a*a))*math.Sqrt(max(0, 1-b*b)) + a*b)
 }
 
 func dot(a, b []float32) float32 {
@@ -160,16 +175,3 @@ func normalise(v []float32) bool {
 	return true
 }
 
-// Cosines returns the cosine of every entry with q, a vector from Query,
-// in dst (grown as needed); an entry without a vector gets 0.
-func (s *Space) Cosines(q []float32, dst []float32) []float32 {
-	n := s.Len()
-	dst = append(dst[:0], make([]float32, n)...)
-	if len(q) != s.dim {
-		return dst
-	}
-	for i := range n {
-		dst[i] = dot(s.vecs[i*s.dim:(i+1)*s.dim], q)
-	}
-	return dst
-}

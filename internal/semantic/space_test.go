@@ -53,11 +53,11 @@ func TestSpaceTakesOutTheCommonDirection(t *testing.T) {
 	if math.Abs(float64(cos[1])) > 0.2 || math.Abs(float64(cos[2])) > 0.2 {
 		t.Errorf("after: cosines %v and %v with other axes, want near 0", cos[1], cos[2])
 	}
-	if cos[5] != 0 || s.Cosine(5, qs) != 0 {
+	if cos[5] != 0 || s.Cosine(5, qs) != 0 || s.RawCosine(5, qs, cos[5]) != 0 {
 		t.Errorf("an entry without a vector has cosine %v", cos[5])
 	}
 	for _, i := range []int{0, 1, 2} {
-		if got, want := s.RawCosine(i, q), Cosine(q, stored[i]); math.Abs(float64(got-want)) > 1e-5 {
+		if got, want := s.RawCosine(i, qs, cos[i]), Cosine(q, stored[i]); math.Abs(float64(got-want)) > 1e-4 {
 			t.Errorf("entry %d: raw cosine %v, want %v as pooled", i, got, want)
 		}
 	}
@@ -77,10 +77,12 @@ func TestSmallSpaceKeepsItsVectors(t *testing.T) {
 	stored := shared(MinCommon - 1)
 	s := NewSpace(8, stored)
 	q := unit(3, 1, 0, 0, 0, 0, 0, 0)
-	cos := s.Cosines(s.Query(q), nil)
+	qs := s.Query(q)
+	cos := s.Cosines(qs, nil)
 	for i, v := range stored {
-		if want := Cosine(q, v); math.Abs(float64(cos[i]-want)) > 1e-5 {
-			t.Errorf("entry %d: cosine %v, want %v as without a space", i, cos[i], want)
+		want := Cosine(q, v)
+		if math.Abs(float64(cos[i]-want)) > 1e-5 || math.Abs(float64(s.RawCosine(i, qs, cos[i])-want)) > 1e-5 {
+			t.Errorf("entry %d: cosine %v, raw %v, want %v as without a space", i, cos[i], s.RawCosine(i, qs, cos[i]), want)
 		}
 	}
 }
