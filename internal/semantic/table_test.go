@@ -164,3 +164,26 @@ func TestAnnotatePoolsTheWeightiestTerms(t *testing.T) {
 		t.Errorf("the rare term was not pooled: cosine %v with it, %v without", with, without)
 	}
 }
+
+// BenchmarkMatrixNeighbours scans a matrix of 1,430 terms, about a tool
+// catalog's vocabulary, for the neighbours of query words.
+func BenchmarkMatrixNeighbours(b *testing.B) {
+	tb := Default()
+	var ids []int
+	for i := 0; i < tb.Len(); i += 70 {
+		ids = append(ids, i)
+	}
+	m := tb.Matrix(ids)
+	var words []string
+	for _, w := range []string{"horoscop", "apart", "laptop", "sick", "tire", "struggl", "calculus", "budget", "vacat", "stock"} {
+		if tb.Index(w) >= 0 {
+			words = append(words, w)
+		}
+	}
+	if len(words) < 5 {
+		b.Fatalf("only %v are in the table", words)
+	}
+	for i := 0; b.Loop(); i++ {
+		m.Neighbours(words[i%len(words)], 3, 0.5)
+	}
+}
