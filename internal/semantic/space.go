@@ -174,4 +174,3 @@ func normalise(v []float32) bool {
 	}
 	return true
 }
-
