@@ -47,6 +47,9 @@ type Semantic struct {
 	Fuse       float64
 	FuseAll    bool
 	FuseMinSim float64
+	// Common is the number of common directions taken out of the pooled
+	// vectors before their cosines are blended (semantic.Space).
+	Common int
 }
 
 // SemanticMode says which parts of semantic matching an engine uses.
@@ -228,7 +231,11 @@ func (e *Engine) candidates(t *semantic.Table, ix *search.Index) *semCands {
 		ents = append(ents, en)
 		return true
 	})
-	c = &semCands{gen: gen, m: t.Matrix(ids), space: semantic.NewSpace(t.Dim(), vecs), row: row, ents: ents,
+	common := e.scoring.DocsSemantic.Common
+	if ix == e.tools {
+		common = e.scoring.ToolsSemantic.Common
+	}
+	c = &semCands{gen: gen, m: t.Matrix(ids), space: semantic.NewSpace(t.Dim(), vecs, common), row: row, ents: ents,
 		near: map[nearKey][]semantic.Neighbour{}}
 	e.sem.mu.Lock()
 	if e.sem.cands == nil {

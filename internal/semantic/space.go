@@ -3,31 +3,33 @@ package semantic
 import "math"
 
 // A Space holds the pooled vectors of a collection's entries (Encode) as
-// unit vectors with the collection's common direction taken out: the
-// first principal direction of the vectors, which pooled vectors of any
-// text share (the "common component removal" of SIF, Arora et al. 2017).
-// What is left tells the entries apart, so a query's cosines with them
-// spread further. A Space is read-only and safe for concurrent use.
+// unit vectors with the collection's common directions taken out: the
+// first principal directions of the vectors, which pooled vectors of any
+// text share (the common component removal of SIF, Arora et al. 2017, and
+// "all-but-the-top", Mu and Viswanath 2018). What is left tells the
+// entries apart, so a query's cosines with them spread further. A Space is
+// read-only and safe for concurrent use.
 type Space struct {
 	dim    int
-	common []float32 // unit; nil: nothing removed
-	vecs   []float32 // row i is entry i's unit vector, zero when it has none
-	along  []float32 // row i's component along common before it was taken out
+	common [][]float32 // orthonormal, most shared first
+	vecs   []float32   // row i is entry i's unit vector, zero when it has none
+	along  []float32   // row i's components along common, before they were taken out
 }
 
-// MinCommon is the fewest vectors a Space takes a common direction from:
-// in fewer the first principal direction is one entry's own rather than
+// MinCommon is the fewest vectors a Space takes common directions from:
+// in fewer the principal directions are single entries' own rather than
 // what they share.
 const MinCommon = 32
 
-// powerRounds is the number of power-iteration rounds that find the
-// common direction; the first eigenvalue of pooled vectors stands well
-// clear of the second, so it converges in a few.
-const powerRounds = 20
+// powerRounds is the number of power-iteration rounds that find each
+// common direction.
+const powerRounds = 50
 
 // NewSpace returns the space of stored vectors of dim dimensions (one per
-// entry, Encode's form; nil or the wrong length for an entry without one).
-func NewSpace(dim int, stored [][]byte) *Space {
+// entry, Encode's form; nil or the wrong length for an entry without one)
+// with its first directions principal directions taken out (none when
+// fewer than MinCommon entries have a vector).
+func NewSpace(dim int, stored [][]byte, directions int) *Space {
 	s := &Space{dim: dim, vecs: make([]float32, len(stored)*dim)}
 	n := 0
 	for i, v := range stored {
@@ -42,35 +44,59 @@ func NewSpace(dim int, stored [][]byte) *Space {
 			n++
 		}
 	}
-	s.along = make([]float32, len(stored))
-	if n >= MinCommon {
-		s.common = s.principal()
-		for i := range stored {
-			row := s.vecs[i*dim : (i+1)*dim]
-			s.along[i] = s.remove(row)
-			normalise(row)
+	if n < MinCommon {
+		directions = 0
+	}
+	// Each direction is the principal direction of what the ones before
+	// it left, so they come out orthogonal; the rows are normalised once
+	// all are out, so a row's component along each is its component in
+	// the unit row as pooled.
+	work := append([]float32(nil), s.vecs...)
+	for range min(directions, dim-1) {
+		d := principal(work, dim)
+		if d == nil {
+			break
 		}
+		s.common = append(s.common, d)
+	}
+	k := len(s.common)
+	s.along = make([]float32, len(stored)*k)
+	for i := range stored {
+		row := s.vecs[i*dim : (i+1)*dim]
+		s.remove(row, s.along[i*k:(i+1)*k])
+		normalise(row)
 	}
 	return s
 }
 
-// principal returns the first principal direction of the rows (about the
-// origin) by power iteration from their mean.
-func (s *Space) principal() []float32 {
-	d := make([]float32, s.dim)
-	for i := 0; i < len(s.vecs); i += s.dim {
-		for j, x := range s.vecs[i : i+s.dim] {
+// principal takes the first principal direction (about the origin) out of
+// rows, dim numbers each, found by power iteration from their mean or,
+// when that is zero, from the longest row, and returns it; nil when the
+// rows are all zero.
+func principal(rows []float32, dim int) []float32 {
+	d := make([]float32, dim)
+	longest, at := float32(0), -1
+	for i := 0; i < len(rows); i += dim {
+		row := rows[i : i+dim]
+		for j, x := range row {
 			d[j] += x
 		}
+		if l := dot(row, row); l > longest {
+			longest, at = l, i
+		}
 	}
-	if !normalise(d) {
+	if at < 0 {
 		return nil
 	}
-	next := make([]float32, s.dim)
+	if dot(d, d) < 1e-12 {
+		copy(d, rows[at:at+dim])
+	}
+	normalise(d)
+	next := make([]float32, dim)
 	for range powerRounds {
 		clear(next)
-		for i := 0; i < len(s.vecs); i += s.dim {
-			row := s.vecs[i : i+s.dim]
+		for i := 0; i < len(rows); i += dim {
+			row := rows[i : i+dim]
 			p := dot(row, d)
 			for j, x := range row {
 				next[j] += p * x
@@ -81,20 +107,26 @@ func (s *Space) principal() []float32 {
 		}
 		d, next = next, d
 	}
+	for i := 0; i < len(rows); i += dim {
+		row := rows[i : i+dim]
+		p := dot(row, d)
+		for j, c := range d {
+			row[j] -= p * c
+		}
+	}
 	return d
 }
 
-// remove takes the common direction out of v and returns v's component
-// along it.
-func (s *Space) remove(v []float32) float32 {
-	if s.common == nil {
-		return 0
+// remove takes the common directions out of v and writes v's components
+// along them to along.
+func (s *Space) remove(v []float32, along []float32) {
+	for k, c := range s.common {
+		p := dot(v, c)
+		for j, x := range c {
+			v[j] -= p * x
+		}
+		along[k] = p
 	}
-	p := dot(v, s.common)
-	for j, c := range s.common {
-		v[j] -= p * c
-	}
-	return p
 }
 
 // Len returns the number of entries.
@@ -102,28 +134,28 @@ func (s *Space) Len() int { return len(s.vecs) / max(s.dim, 1) }
 
 // A Query is a query vector in a space (Space.Query).
 type Query struct {
-	v     []float32 // unit, with the common direction taken out
-	along float32   // the pooled vector's component along it
+	v     []float32 // unit, with the common directions taken out
+	along []float32 // the pooled vector's components along them
 }
 
 // Query returns the unit query vector q (Pool.Unit) in the space: with the
-// common direction taken out and normalised again; nil when the
+// common directions taken out and normalised again; nil when the
 // dimensions differ or next to nothing is left (a query of the common
-// direction alone tells no entry from another).
+// directions alone tells no entry from another).
 func (s *Space) Query(q []float32) *Query {
 	if len(q) != s.dim || q == nil {
 		return nil
 	}
-	v := append([]float32(nil), q...)
-	along := s.remove(v)
-	if dot(v, v) < minLeft*minLeft || !normalise(v) {
+	out := &Query{v: append([]float32(nil), q...), along: make([]float32, len(s.common))}
+	s.remove(out.v, out.along)
+	if dot(out.v, out.v) < minLeft*minLeft || !normalise(out.v) {
 		return nil
 	}
-	return &Query{v: v, along: along}
+	return out
 }
 
 // minLeft is the shortest a unit query vector may be left by taking the
-// common direction out.
+// common directions out.
 const minLeft = 1e-3
 
 // Cosine returns the cosine of entry i with q in the space; 0 for an
@@ -144,13 +176,21 @@ func (s *Space) Cosines(q *Query, dst []float32) []float32 {
 }
 
 // RawCosine returns the cosine of entry i with q as pooled, before the
-// common direction was taken out of either, from their cosine in the
-// space: two unit vectors a and b with components a₁ and b₁ along the
-// common direction have a·b = cos·√(1−a₁²)·√(1−b₁²) + a₁b₁. An entry
-// without a vector gets 0.
+// common directions were taken out of either, from their cosine in the
+// space: two unit vectors a and b with components a_k and b_k along the
+// common directions have a·b = cos·√(1−Σa_k²)·√(1−Σb_k²) + Σa_k·b_k. An
+// entry without a vector gets 0.
 func (s *Space) RawCosine(i int, q *Query, cos float32) float32 {
-	a, b := float64(q.along), float64(s.along[i])
-	return float32(float64(cos)*math.Sqrt(max(0, 1-a*a))*math.Sqrt(max(0, 1-b*b)) + a*b)
+	k := len(s.common)
+	b := s.along[i*k : (i+1)*k]
+	var qa, ba, ab float64
+	for j, x := range q.along {
+		y := float64(b[j])
+		qa += float64(x) * float64(x)
+		ba += y * y
+		ab += float64(x) * y
+	}
+	return float32(float64(cos)*math.Sqrt(max(0, 1-qa))*math.Sqrt(max(0, 1-ba)) + ab)
 }
 
 func dot(a, b []float32) float32 {

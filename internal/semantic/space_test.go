@@ -32,7 +32,7 @@ func unit(v ...float32) []float32 {
 func TestSpaceTakesOutTheCommonDirection(t *testing.T) {
 	stored := shared(2 * MinCommon)
 	stored[5] = nil // an entry without a vector
-	s := NewSpace(8, stored)
+	s := NewSpace(8, stored, 1)
 	if s.Len() != len(stored) {
 		t.Fatalf("Len %d, want %d", s.Len(), len(stored))
 	}
@@ -65,7 +65,7 @@ func TestSpaceTakesOutTheCommonDirection(t *testing.T) {
 		t.Errorf("Cosine %v and Cosines %v differ", s.Cosine(1, qs), cos[1])
 	}
 	// A query of the common direction alone has nothing left.
-	if s.Query(append([]float32(nil), s.common...)) != nil {
+	if s.Query(append([]float32(nil), s.common[0]...)) != nil {
 		t.Error("the common direction itself is left as a query")
 	}
 	if s.Query(q[:4]) != nil {
@@ -75,7 +75,7 @@ func TestSpaceTakesOutTheCommonDirection(t *testing.T) {
 
 func TestSmallSpaceKeepsItsVectors(t *testing.T) {
 	stored := shared(MinCommon - 1)
-	s := NewSpace(8, stored)
+	s := NewSpace(8, stored, 1)
 	q := unit(3, 1, 0, 0, 0, 0, 0, 0)
 	qs := s.Query(q)
 	cos := s.Cosines(qs, nil)
@@ -83,6 +83,50 @@ func TestSmallSpaceKeepsItsVectors(t *testing.T) {
 		want := Cosine(q, v)
 		if math.Abs(float64(cos[i]-want)) > 1e-5 || math.Abs(float64(s.RawCosine(i, qs, cos[i])-want)) > 1e-5 {
 			t.Errorf("entry %d: cosine %v, raw %v, want %v as without a space", i, cos[i], s.RawCosine(i, qs, cos[i]), want)
+		}
+	}
+}
+
+// Two shared directions: every entry leans on axis 0, and on axis 1 one
+// way or the other. Taking out one direction leaves the second inflating
+// the cosine of entries that share nothing but the way they lean on axis
+// 1; taking out two tells them apart, and the cosines as pooled still
+// follow from the ones in the space.
+func TestSpaceTakesOutSeveralDirections(t *testing.T) {
+	stored := make([][]byte, 3*MinCommon)
+	for i := range stored {
+		v := make([]byte, 8)
+		v[0] = byte(int8(100 - i%3))
+		lean := int8(50)
+		if i%2 == 1 {
+			lean = -lean
+		}
+		v[1] = byte(lean)
+		v[2+i/2%6] = byte(int8(35))
+		stored[i] = v
+	}
+	q := unit(4, -2.5, 1, 0, 0, 0, 0, 0) // axis 2, leaning on 0 and on -1
+	other := func(s *Space) float32 {    // entry 3 is on axis 3 and leans on -1
+		return s.Cosines(s.Query(q), nil)[3]
+	}
+	one, two := NewSpace(8, stored, 1), NewSpace(8, stored, 2)
+	if len(one.common) != 1 || len(two.common) != 2 {
+		t.Fatalf("%d and %d directions taken out, want 1 and 2", len(one.common), len(two.common))
+	}
+	if d := dot(two.common[0], two.common[1]); math.Abs(float64(d)) > 1e-3 {
+		t.Errorf("the directions are not orthogonal: %v", d)
+	}
+	if c1, c2 := other(one), other(two); c1 < 0.5 || math.Abs(float64(c2)) > 0.2 {
+		t.Errorf("cosine with an entry on another axis: %v with one direction out, %v with two; want it high, then near 0", c1, c2)
+	}
+	qs := two.Query(q)
+	cos := two.Cosines(qs, nil)
+	if cos[0] < 0.9 || cos[1] < 0.9 {
+		t.Errorf("cosines with the entries on the query's axis: %v and %v, want near 1", cos[0], cos[1])
+	}
+	for i := range 12 {
+		if got, want := two.RawCosine(i, qs, cos[i]), Cosine(q, stored[i]); math.Abs(float64(got-want)) > 1e-3 {
+			t.Errorf("entry %d: raw cosine %v, want %v as pooled", i, got, want)
 		}
 	}
 }
