@@ -151,6 +151,12 @@ func Grams(term string) []string {
 // IsGram reports whether an index term is one of the n-grams of Grams.
 func IsGram(term string) bool { return strings.HasPrefix(term, "#") }
 
+// vectorWeights weigh a tool's fields in its pooled vector: its name's
+// words say what it is, and count twice (chosen on MetaTool's dev half:
+// nDCG@10 0.638 with the name left out, 0.648 at 1, 0.652 at 2, 0.650 at
+// 3, 0.649 at 4, at blend weight 1 or 1.3, whichever is better).
+var vectorWeights = map[string]float32{contract.FieldName: 2}
+
 // BuildDoc analyses a tool into its KH_INDEX document: one chunk whose
 // fields are the name, the keywords and the description.
 func BuildDoc(t *contract.Tool, seq uint64, an *analysis.Analyzer) *contract.IndexDoc {
@@ -190,6 +196,6 @@ func BuildDoc(t *contract.Tool, seq uint64, an *analysis.Analyzer) *contract.Ind
 			Terms: terms,
 		}},
 	}
-	semantic.Default().Annotate(doc)
+	semantic.Default().Annotate(doc, vectorWeights)
 	return doc
 }

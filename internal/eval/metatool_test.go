@@ -53,7 +53,7 @@ func TestMetaToolSemanticGains(t *testing.T) {
 	if ndcg[engine.SemanticExpand] < off+0.01 || ndcg[engine.SemanticFuse] < off+0.01 {
 		t.Errorf("a part gains less than 0.01 on its own")
 	}
-	if d := ndcg[engine.SemanticDefault]; d < 0.645 {
-		t.Errorf("default %.4f, want at least 0.645", d)
+	if d := ndcg[engine.SemanticDefault]; d < 0.65 {
+		t.Errorf("default %.4f, want at least 0.65", d)
 	}
 }

@@ -8,11 +8,11 @@ import (
 
 // Annotate sets the vector (IndexChunk.Vec) of every chunk of doc, compact
 // or not, pooled from its terms: each term the table has weighs its
-// inverse-frequency weight times 1 + ln of its frequency, in each field it
-// occurs in, and only the maxPooled weightiest count, which bounds the
-// cost of a long section. A chunk none of whose terms the table has gets
-// none.
-func (t *Table) Annotate(doc *contract.IndexDoc) {
+// inverse-frequency weight times 1 + ln of its frequency times its field's
+// weight (fields weights lacks weigh 1), in each field it occurs in, and
+// only the maxPooled weightiest count, which bounds the cost of a long
+// section. A chunk none of whose terms the table has gets none.
+func (t *Table) Annotate(doc *contract.IndexDoc, weights map[string]float32) {
 	if doc == nil || doc.Deleted {
 		return
 	}
@@ -25,9 +25,15 @@ func (t *Table) Annotate(doc *contract.IndexDoc) {
 	}
 	p := t.NewPool()
 	var picked []tw
-	add := func(i int, tf uint32) {
-		if tf > 0 {
-			picked = append(picked, tw{i, t.Weight(i) * tfWeight(tf)})
+	weight := func(field string) float32 {
+		if w, ok := weights[field]; ok {
+			return w
+		}
+		return 1
+	}
+	add := func(i int, tf uint32, fw float32) {
+		if tf > 0 && fw > 0 {
+			picked = append(picked, tw{i, fw * t.Weight(i) * tfWeight(tf)})
 		}
 	}
 	for ci := range doc.Chunks {
@@ -36,16 +42,18 @@ func (t *Table) Annotate(doc *contract.IndexDoc) {
 		p.terms = 0
 		picked = picked[:0]
 		for _, f := range c.Fields {
+			fw := weight(f.Field)
 			for k, term := range f.Terms {
 				if int(term) < len(vocab) && vocab[term] >= 0 {
-					add(int(vocab[term]), f.TFs[k])
+					add(int(vocab[term]), f.TFs[k], fw)
 				}
 			}
 		}
-		for _, terms := range c.Terms {
+		for field, terms := range c.Terms {
+			fw := weight(field)
 			for term, tf := range terms {
 				if i := t.Index(term); i >= 0 && tf > 0 {
-					add(i, uint32(tf))
+					add(i, uint32(tf), fw)
 				}
 			}
 		}

@@ -100,7 +100,7 @@ func TestAnnotate(t *testing.T) {
 		{Fields: []contract.FieldTerms{{Field: "body", Terms: []uint32{0}, TFs: []uint32{1}}}},
 		{Terms: map[string]map[string]int{"name": {"weather": 1}}},
 	}}
-	Default().Annotate(doc)
+	Default().Annotate(doc, nil)
 	if len(doc.Chunks[0].Vec) != 100 || doc.Chunks[1].Vec != nil || len(doc.Chunks[2].Vec) != 100 {
 		t.Fatalf("vectors %d, %v, %d bytes", len(doc.Chunks[0].Vec), doc.Chunks[1].Vec, len(doc.Chunks[2].Vec))
 	}
@@ -108,6 +108,29 @@ func TestAnnotate(t *testing.T) {
 	q.Add("rain", 1)
 	if c := Cosine(q.Unit(), doc.Chunks[0].Vec); c < 0.7 {
 		t.Errorf("rain against rain and snow: cosine %v", c)
+	}
+}
+
+// A field's weight pulls the pooled vector toward its words, in either
+// form of a chunk; a field weighed 0 is left out.
+func TestAnnotateWeighsFields(t *testing.T) {
+	tool := func() *contract.IndexDoc {
+		return &contract.IndexDoc{Vocab: []string{"weather", "recip"}, Chunks: []contract.IndexChunk{
+			{Terms: map[string]map[string]int{"name": {"weather": 1}, "description": {"recip": 1}}},
+			{Fields: []contract.FieldTerms{{Field: "name", Terms: []uint32{0}, TFs: []uint32{1}}, {Field: "description", Terms: []uint32{1}, TFs: []uint32{1}}}},
+		}}
+	}
+	q := Default().NewPool()
+	q.Add("weather", 1)
+	plain, named, unnamed := tool(), tool(), tool()
+	Default().Annotate(plain, nil)
+	Default().Annotate(named, map[string]float32{"name": 2})
+	Default().Annotate(unnamed, map[string]float32{"name": 0})
+	for c := range plain.Chunks {
+		p, n, u := Cosine(q.Unit(), plain.Chunks[c].Vec), Cosine(q.Unit(), named.Chunks[c].Vec), Cosine(q.Unit(), unnamed.Chunks[c].Vec)
+		if !(n > p && p > u) {
+			t.Errorf("chunk %d: cosine with the name's word %v at weight 2, %v at 1, %v at 0; want them in that order", c, n, p, u)
+		}
 	}
 }
 
@@ -154,7 +177,7 @@ func TestAnnotatePoolsTheWeightiestTerms(t *testing.T) {
 			f.Terms, f.TFs = append(f.Terms, uint32(i)), append(f.TFs, 1)
 		}
 		doc := &contract.IndexDoc{Vocab: vocab, Chunks: []contract.IndexChunk{{Fields: []contract.FieldTerms{f}}}}
-		tb.Annotate(doc)
+		tb.Annotate(doc, nil)
 		return doc.Chunks[0].Vec
 	}
 	q := tb.NewPool()
