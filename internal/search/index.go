@@ -216,7 +216,10 @@ type Index struct {
 	searched atomic.Uint64
 	// norms holds the length norms of the latest average field lengths.
 	norms atomic.Pointer[lenNorms]
-	pool  sync.Pool
+	// idfs holds the IDFs of small document frequencies at the latest
+	// count of live entries.
+	idfs atomic.Pointer[idfTable]
+	pool sync.Pool
 	// scratch is Put's, under mu: see putScratch.
 	scratch struct {
 		lists []uint32
@@ -752,8 +755,17 @@ type termGroup struct {
 // word, most selective (highest bound) first.
 func (ix *Index) groupTerms(terms []Term) []termGroup {
 	sat := ix.params.saturationBound()
-	groups := make([]termGroup, 0, len(terms))
+	// First each term's list and group, then every group's lists and
+	// weights carved out of two shared arrays: a query of many words and
+	// expansions allocates a handful of times, not twice per group.
+	type resolved struct {
+		pl    *postingList
+		w     float64
+		group int
+	}
+	res := make([]resolved, 0, len(terms))
 	ids := make([]int, 0, len(terms)) // the Group of each group
+	var counts []int
 	for _, t := range terms {
 		pl := ix.list(t.Text)
 		if pl == nil || pl.df == 0 {
@@ -765,15 +777,27 @@ func (ix *Index) groupTerms(terms []Term) []termGroup {
 			gi = slices.Index(ids, t.Group)
 		}
 		if gi < 0 {
-			gi = len(groups)
+			gi = len(ids)
 			ids = append(ids, t.Group)
-			groups = append(groups, termGroup{})
+			counts = append(counts, 0)
 		}
-		g := &groups[gi]
-		w := ix.idf(pl.df) * t.Weight
-		g.lists = append(g.lists, pl)
-		g.weights = append(g.weights, w)
-		g.bound = max(g.bound, w*sat)
+		counts[gi]++
+		res = append(res, resolved{pl, ix.idf(pl.df) * t.Weight, gi})
+	}
+	groups := make([]termGroup, len(ids))
+	lists := make([]*postingList, len(res))
+	weights := make([]float64, len(res))
+	at := 0
+	for gi, n := range counts {
+		groups[gi].lists = lists[at : at : at+n]
+		groups[gi].weights = weights[at : at : at+n]
+		at += n
+	}
+	for _, r := range res {
+		g := &groups[r.group]
+		g.lists = append(g.lists, r.pl)
+		g.weights = append(g.weights, r.w)
+		g.bound = max(g.bound, r.w*sat)
 	}
 	slices.SortStableFunc(groups, func(a, b termGroup) int { return cmp.Compare(b.bound, a.bound) })
 	return groups
@@ -963,12 +987,48 @@ func (ix *Index) lenNorms(sc *scorer) *lenNorms {
 // idf is the BM25 inverse document frequency of a term in df live
 // entries, raised to Params.IDFPower. The caller holds the read lock.
 func (ix *Index) idf(df int) float64 {
+	if df < idfTabled {
+		t := ix.idfs.Load()
+		if t == nil || t.alive != ix.alive {
+			t = ix.tabulateIDF()
+		}
+		if df < len(t.vals) {
+			return t.vals[df]
+		}
+	}
+	return ix.computeIDF(df)
+}
+
+func (ix *Index) computeIDF(df int) float64 {
 	n, d := float64(ix.alive), float64(df)
 	idf := math.Log(1 + (n-d+0.5)/(d+0.5))
 	if p := ix.params.IDFPower; p > 0 && p != 1 {
 		idf = math.Pow(idf, p)
 	}
 	return idf
+}
+
+// idfTabled is how many document frequencies, from 0, idfTable holds:
+// a query's words and their expansions mostly have small ones, and an
+// IDF with a power other than 1 costs a math.Pow.
+const idfTabled = 1024
+
+// idfTable holds computeIDF of each document frequency below idfTabled
+// (and at most alive) at one count of live entries.
+type idfTable struct {
+	alive int
+	vals  []float64
+}
+
+// tabulateIDF builds the table of the current count of live entries,
+// under the read lock; searches racing to build it build the same one.
+func (ix *Index) tabulateIDF() *idfTable {
+	t := &idfTable{alive: ix.alive, vals: make([]float64, min(ix.alive+1, idfTabled))}
+	for df := range t.vals {
+		t.vals[df] = ix.computeIDF(df)
+	}
+	ix.idfs.Store(t)
+	return t
 }
 
 // Smooth adds to the score of every hit weight times its resemblance to
