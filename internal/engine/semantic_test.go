@@ -274,3 +274,53 @@ func TestNeighbourScansAreRememberedAndBounded(t *testing.T) {
 		t.Errorf("%d scans remembered, want at most %d", n, maxNear)
 	}
 }
+
+// Searches share the catalog's space and remembered scans while tools
+// come and go (run with -race).
+func TestConcurrentToolSearchesWhileTheCatalogChanges(t *testing.T) {
+	e := NewEngine(Limits{})
+	words := []string{"weather", "recipes", "stocks", "music", "maps", "news", "jobs", "travel", "games", "books"}
+	for i := range 40 {
+		w := words[i%len(words)]
+		e.Apply(contract.ToolIndexKey(fmt.Sprint("tool", i)), catalog.BuildDoc(&contract.Tool{Name: fmt.Sprint("tool", i),
+			Description: fmt.Sprintf("Find %s and more %s, number %d.", w, w, i), Type: contract.ToolCore}, uint64(i+1), e.Analyzer()), uint64(i+1))
+	}
+	queries := []string{"what is the forecast for rain", "a dish for dinner", "share prices today", "songs to listen to", "my horoscope"}
+	done := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for i := range 100 {
+				q := queries[(g+i)%len(queries)]
+				r, err := e.SearchTools(contract.ToolSearchRequest{Query: q})
+				if err == nil && q == queries[0] && len(r.Hits) == 0 {
+					err = fmt.Errorf("%q found nothing", q)
+				}
+				if err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for i := 40; i < 60; i++ {
+		e.Apply(contract.ToolIndexKey(fmt.Sprint("tool", i)), catalog.BuildDoc(&contract.Tool{Name: fmt.Sprint("tool", i),
+			Description: "Daily astrology readings for every zodiac sign.", Type: contract.ToolCore}, uint64(i+1), e.Analyzer()), uint64(i+1))
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := e.SearchTools(contract.ToolSearchRequest{Query: "my horoscope"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, n := "", 0
+	if len(r.Hits) > 0 {
+		first = r.Hits[0].Name
+	}
+	if _, err := fmt.Sscanf(first, "tool%d", &n); err != nil || n < 40 {
+		t.Errorf("hits %v, want an astrology tool (tool40 to tool59) first", toolNames(r))
+	}
+}
