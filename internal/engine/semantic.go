@@ -48,7 +48,8 @@ type Semantic struct {
 	FuseAll    bool
 	FuseMinSim float64
 	// Common is the number of common directions taken out of the pooled
-	// vectors before their cosines are blended (semantic.Space).
+	// vectors before their cosines are blended (semantic.Space); tools
+	// only, as docs have no blended retriever.
 	Common int
 }
 
@@ -222,21 +223,21 @@ func (e *Engine) candidates(t *semantic.Table, ix *search.Index) *semCands {
 		}
 	})
 	sort.Ints(ids)
+	// Only tools carry vectors for the blended retriever: sections have
+	// none, and a docs index's space would be empty.
 	var vecs [][]byte
 	var ents []*search.Entry
 	row := map[*search.Entry]int{}
-	ix.EachEntry(func(en *search.Entry) bool {
-		row[en] = len(vecs)
-		vecs = append(vecs, en.Vec)
-		ents = append(ents, en)
-		return true
-	})
-	common := e.scoring.DocsSemantic.Common
 	if ix == e.tools {
-		common = e.scoring.ToolsSemantic.Common
+		ix.EachEntry(func(en *search.Entry) bool {
+			row[en] = len(vecs)
+			vecs = append(vecs, en.Vec)
+			ents = append(ents, en)
+			return true
+		})
 	}
-	c = &semCands{gen: gen, m: t.Matrix(ids), space: semantic.NewSpace(t.Dim(), vecs, common), row: row, ents: ents,
-		near: map[nearKey][]semantic.Neighbour{}}
+	c = &semCands{gen: gen, m: t.Matrix(ids), space: semantic.NewSpace(t.Dim(), vecs, e.scoring.ToolsSemantic.Common),
+		row: row, ents: ents, near: map[nearKey][]semantic.Neighbour{}}
 	e.sem.mu.Lock()
 	if e.sem.cands == nil {
 		e.sem.cands = map[*search.Index]*semCands{}
