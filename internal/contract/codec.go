@@ -485,7 +485,10 @@ func (r *reader) strsShared() []string {
 }
 
 func (r *reader) bool() bool {
-	if r.err != nil || len(r.buf) == 0 {
+	if r.err != nil {
+		return false
+	}
+	if len(r.buf) == 0 {
 		r.err = errShort
 		return false
 	}

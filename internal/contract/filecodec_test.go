@@ -96,3 +96,24 @@ func FuzzDecodeFileEvent(f *testing.F) {
 		}
 	})
 }
+
+// A file event whose path or repository is not valid UTF-8 is rejected for
+// that reason, not reported as truncated: a dead letter must say what is
+// wrong with the message.
+func TestDecodeFileEventNamesInvalidUTF8(t *testing.T) {
+	for _, field := range []string{"path", "repo", "content"} {
+		ev := sampleFileEvent()
+		switch field {
+		case "path":
+			ev.Path = "guide/caf\xe9.md"
+		case "repo":
+			ev.Repo = "d\xffcs"
+		case "content":
+			ev.Content = "bad \xff byte"
+		}
+		_, err := DecodeFileEvent(EncodeFileEvent(ev))
+		if err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
+			t.Errorf("%s not valid UTF-8: error %v, want it to say so", field, err)
+		}
+	}
+}
