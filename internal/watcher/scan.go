@@ -1,7 +1,6 @@
 package watcher
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -218,6 +217,11 @@ func (w *Watcher) evaluate(r *repo, rel string, prev fileState, known, force boo
 		c.reason = reason
 		return c
 	}
+	if !utf8.ValidString(rel) {
+		// Events, subjects' headers and the index hold names as UTF-8; a
+		// name in another encoding is not rewritten behind the user's back.
+		return skip("file name is not valid UTF-8: rename it")
+	}
 	if credentialName(pathBase(rel)) {
 		return skip("named like a credentials file (.env*, credentials.json, auth-profiles.json): never indexed")
 	}
@@ -249,9 +253,14 @@ func (w *Watcher) evaluate(r *repo, rel string, prev fileState, known, force boo
 		return skip("unreadable: " + errReason(err))
 	case int64(len(data)) > w.maxFileBytes:
 		return skip(fmt.Sprintf("larger than %d bytes", w.maxFileBytes))
-	case bytes.IndexByte(data[:min(len(data), binarySniffBytes)], 0) >= 0:
-		return skip("binary (NUL byte)")
-	case !utf8.Valid(data):
+	}
+	text, reason, ok := decodeText(data)
+	switch {
+	case !ok:
+		return skip(reason)
+	case int64(len(text)) > w.maxFileBytes:
+		return skip(fmt.Sprintf("larger than %d bytes once decoded to UTF-8", w.maxFileBytes))
+	case !utf8.Valid(text):
 		return skip("invalid UTF-8")
 	}
 	sum := sha256.Sum256(data)
@@ -260,7 +269,7 @@ func (w *Watcher) evaluate(r *repo, rel string, prev fileState, known, force boo
 		c.verdict = verdictUnchanged
 		return c
 	}
-	msg, err := w.putMsg(r, rel, st.sha, data)
+	msg, err := w.putMsg(r, rel, st.sha, text)
 	if err != nil {
 		return skip(err.Error())
 	}

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf16"
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/nats-io/nats.go"
@@ -783,5 +784,64 @@ func TestCredentialFilesNeverIndexed(t *testing.T) {
 	}
 	if strings.Contains(logs, "MARK-value") {
 		t.Errorf("file content in the log:\n%s", logs)
+	}
+}
+
+// A file whose name is not valid UTF-8 is skipped by the watcher with that
+// reason, instead of being published and dead-lettered downstream; UTF-16
+// with a byte-order mark (what Windows editors save as "Unicode") is
+// indexed as its UTF-8 text, and UTF-16 without one is refused by name.
+func TestFileNamesAndUTF16(t *testing.T) {
+	e := newEnv(t)
+	root := t.TempDir()
+	writeFile(t, root, "ok.md", "# OK\n")
+	if err := os.WriteFile(filepath.Join(root, "caf\xe9.md"), []byte("# Latin-1 name\n"), 0o644); err != nil {
+		t.Skipf("this filesystem refuses a name that is not UTF-8: %v", err)
+	}
+	text := "# Überblick\nMARK-utf16 größe 中文\n"
+	le := []byte{0xFF, 0xFE}
+	be := []byte{0xFE, 0xFF}
+	var bare []byte
+	for _, r := range utf16.Encode([]rune(text)) {
+		le = append(le, byte(r), byte(r>>8))
+		be = append(be, byte(r>>8), byte(r))
+		bare = append(bare, byte(r), byte(r>>8))
+	}
+	writeFile(t, root, "le.md", string(le))
+	writeFile(t, root, "be.md", string(be))
+	writeFile(t, root, "bare.md", string(bare[:len(bare)-8])) // no CJK: mostly NUL high bytes
+	w := e.newWatcher(t, Config{Repos: []Repo{{Name: "docs", Root: root, Meta: meta}}})
+	res := scan(t, w, false)
+	if res.Published != 3 || res.Skipped != 2 {
+		t.Errorf("scan result %+v, want 3 published (ok, le, be) and 2 skipped", res)
+	}
+	for _, rel := range []string{"le.md", "be.md"} {
+		if ev, m := e.event(t, "docs", rel); m == nil || ev.Content != text {
+			t.Errorf("%s: content %q, want the UTF-8 text %q", rel, ev.Content, text)
+		}
+	}
+	logs := e.logs.String()
+	for _, want := range []string{"file name is not valid UTF-8", "UTF-16 without a byte-order mark is not supported"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("no skip logged saying %q:\n%s", want, logs)
+		}
+	}
+}
+
+func TestDecodeText(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		in     []byte
+		ok     bool
+		reason string
+	}{
+		{"UTF-8", []byte("# plain\n"), true, ""},
+		{"binary", []byte("PK\x03\x04\x00\x00\x08\x00\x08\x00\x9a\x01\x00\x00\x00\x00\x00\x00"), false, "binary"},
+		{"UTF-16LE with NUL", []byte{0xFF, 0xFE, 'a', 0, 0, 0}, false, "NUL character"},
+	} {
+		_, reason, ok := decodeText(tc.in)
+		if ok != tc.ok || !strings.Contains(reason, tc.reason) {
+			t.Errorf("%s: ok %v reason %q, want ok %v and a reason naming %q", tc.name, ok, reason, tc.ok, tc.reason)
+		}
 	}
 }
