@@ -1,8 +1,12 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"io/fs"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -89,5 +93,53 @@ func TestSemanticParameter(t *testing.T) {
 				t.Errorf("GET %s with semantic=%s: %d, want %d", path, v, code, want)
 			}
 		}
+	}
+}
+
+// A malformed file event is dead-lettered once and then removed from
+// KH_FILES: it cannot be redacted in place, so left there it would keep
+// the raw secret it carries, on disk too, and a reindex would replay it.
+func TestMalformedFileEventsLeaveNoSecretBehind(t *testing.T) {
+	store := t.TempDir()
+	srv := natstest.Start(t, store)
+	runNode(t, srv, testConfig())
+	ctx := context.Background()
+	climb := "../outside.md"
+	bad := []*nats.Msg{
+		{Subject: contract.FileSubject("docs", climb), Data: mustJSON(t, contract.FileEvent{Schema: 1, Repo: "docs", Path: climb, Content: "key " + plantedSecret})},
+		{Subject: contract.FileSubject("docs", "a.md"), Data: mustJSON(t, contract.FileEvent{Schema: 1, Repo: "other", Path: "a.md", Content: "key " + plantedSecret})},
+		{Subject: contract.FileSubject("docs", "b.md"), Data: []byte(`{"schema":1,"repo":"docs","path":"b.md","content":"key ` + plantedSecret)},
+	}
+	for _, m := range bad {
+		if _, err := srv.JS.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := srv.JS.Stream(ctx, contract.StreamFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 15*time.Second, "three dead letters and an empty KH_FILES", func() bool {
+		p, err := ReadProgress(ctx, srv.JS)
+		info, ierr := files.Info(ctx)
+		return err == nil && ierr == nil && p.DeadLetters == 3 && p.ChunkerPending == 0 && info.State.Msgs == 0
+	})
+	assertNowhere(t, srv.JS, plantedSecret)
+	if p, _ := ReadProgress(ctx, srv.JS); p.DeadLetters != 3 {
+		t.Errorf("%d dead letters, want one per malformed event", p.DeadLetters)
+	}
+	// Removal overwrites the message on disk, not just its index entry.
+	err = filepath.WalkDir(store, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.Contains(b, []byte(plantedSecret)) {
+			t.Errorf("%s holds the planted secret", p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -46,7 +46,12 @@ type Message struct {
 // out. Handlers must be idempotent: delivery is at least once.
 type Handler func(ctx context.Context, m *Message) error
 
-type permanentError struct{ err error }
+type permanentError struct {
+	err error
+	// discard asks for the message's removal from its stream once its
+	// dead letter is stored.
+	discard bool
+}
 
 func (e permanentError) Error() string { return e.err.Error() }
 func (e permanentError) Unwrap() error { return e.err }
@@ -57,7 +62,20 @@ func Permanent(err error) error {
 	if err == nil {
 		return nil
 	}
-	return permanentError{err}
+	return permanentError{err: err}
+}
+
+// Malformed marks err as Permanent for a message that no consumer can
+// read (it does not decode, or names a path or subject it may not), and
+// asks the bus to remove the message from its stream once the dead letter
+// is stored. Such a message cannot be redacted in place: left in the
+// stream it would keep whatever raw content it carries, and a reindex
+// would replay it. The dead letter keeps its subject, sequence and reason.
+func Malformed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanentError{err: err, discard: true}
 }
 
 // IsPermanent reports whether err was marked with Permanent.
@@ -169,8 +187,9 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 		Logger:          watermillLogger(b.log.With("component", "bus", "stage", c.Stage)),
 	}
 	// A dead letter keeps the metadata only: the payload may hold a
-	// producer's unredacted content, and it stays in the source stream
-	// at the sequence the dead letter names.
+	// producer's unredacted content. It stays in the source stream at the
+	// sequence the dead letter names, unless the handler found it
+	// Malformed.
 	poison, err := middleware.PoisonQueue(payloadless{b.dlq}, contract.DLQSubject(c.Stage))
 	if err != nil {
 		return fmt.Errorf("poison queue for %s: %w", c.Stage, err)
@@ -179,6 +198,9 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 	fn := func(wm *message.Message) error {
 		m := fromWatermill(wm)
 		err := h(wm.Context(), m)
+		if p := (permanentError{}); errors.As(err, &p) && p.discard {
+			wm.Metadata.Set(mdDiscard, "1")
+		}
 		if err != nil {
 			log.Warn("handle message", "subject", m.Subject, "seq", m.Seq, "correlation", m.CorrelationID, "permanent", IsPermanent(err), "err", err)
 		}
@@ -190,7 +212,53 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 		handler := b.router.AddConsumerHandler(fmt.Sprintf("%s-%d", c.Stage, i), c.Filter, sub, fn)
 		// Poison wraps retry: only a message that still fails after its
 		// retries (or fails permanently) reaches the dead-letter stream.
-		handler.AddMiddleware(poison, retry.Middleware)
+		// Outside both, a malformed message is removed from its stream
+		// once its dead letter is stored.
+		handler.AddMiddleware(b.discardMalformed(c, log), poison, retry.Middleware)
+	}
+	return nil
+}
+
+// discardMalformed removes a message its handler marked Malformed from
+// c's stream, after the poison queue stored its dead letter (the handler
+// chain then returns nil). The removal overwrites the message on disk. A
+// removal that keeps failing is logged: the message is acknowledged
+// either way, since handling it again would dead-letter it twice.
+func (b *Bus) discardMalformed(c Consumer, log *slog.Logger) message.HandlerMiddleware {
+	return func(h message.HandlerFunc) message.HandlerFunc {
+		return func(wm *message.Message) ([]*message.Message, error) {
+			out, err := h(wm)
+			if err != nil || wm.Metadata.Get(mdDiscard) == "" {
+				return out, err
+			}
+			seq, _ := strconv.ParseUint(wm.Metadata.Get(mdSeq), 10, 64)
+			var derr error
+			for attempt := range 3 {
+				if attempt > 0 {
+					time.Sleep(time.Duration(attempt) * 200 * time.Millisecond)
+				}
+				if derr = b.removeMsg(c.Stream, seq); derr == nil {
+					log.Warn("removed a malformed message from its stream after dead-lettering it", "stream", c.Stream, "subject", wm.Metadata.Get(mdSubject), "seq", seq)
+					return out, nil
+				}
+			}
+			log.Error("remove a dead-lettered malformed message from its stream", "stream", c.Stream, "subject", wm.Metadata.Get(mdSubject), "seq", seq, "err", derr)
+			return out, nil
+		}
+	}
+}
+
+// removeMsg securely deletes message seq of stream; one already gone (a
+// newer version replaced it) is no error.
+func (b *Bus) removeMsg(stream string, seq uint64) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := b.js.Stream(ctx, stream)
+	if err != nil {
+		return err
+	}
+	if err := s.SecureDeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		return err
 	}
 	return nil
 }
@@ -229,7 +297,7 @@ func (p *Publisher) Publish(topic string, msgs ...*message.Message) error {
 				h.Set(contract.HeaderOrigSubject, v)
 			case mdSeq:
 				h.Set(contract.HeaderOrigSeq, v)
-			case mdDelivered:
+			case mdDelivered, mdDiscard:
 			default:
 				// Only knowhub's own headers are kept: Nats-* ones
 				// steer the server (expected sequences, message ids),
@@ -282,6 +350,8 @@ const (
 	mdSubject   = "kh_subject"
 	mdSeq       = "kh_seq"
 	mdDelivered = "kh_delivered"
+	// mdDiscard marks a message its handler found malformed.
+	mdDiscard = "kh_discard"
 )
 
 // toWatermill turns a JetStream message into a watermill one: headers

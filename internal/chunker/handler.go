@@ -161,21 +161,26 @@ func chunkRedacted(ev *contract.FileEvent, seq uint64, text string, opts Options
 }
 
 func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
+	// An event that does not decode, or names a path, repository or
+	// subject it may not, is no file version at all: it is dead-lettered
+	// and removed from KH_FILES, which would otherwise keep whatever raw
+	// content it carries and replay it on a reindex. A newer schema is
+	// kept for a newer chunker.
 	ev, err := contract.DecodeFileEventLimit(m.Data, int(w.cfg.MaxFileBytes))
 	if err != nil {
-		return bus.Permanent(fmt.Errorf("file event on %s: %w", m.Subject, err))
+		return bus.Malformed(fmt.Errorf("file event on %s: %w", m.Subject, err))
 	}
 	if ev.Schema > contract.SchemaVersion {
 		return bus.Permanent(fmt.Errorf("file event schema %d is newer than %d", ev.Schema, contract.SchemaVersion))
 	}
 	if !contract.ValidPath(ev.Path) {
-		return bus.Permanent(fmt.Errorf("file event has invalid path %q: not a clean relative path inside a repository", ev.Path))
+		return bus.Malformed(fmt.Errorf("file event has invalid path %q: not a clean relative path inside a repository", ev.Path))
 	}
 	if !contract.ValidRepoName(ev.Repo) || ev.Path == "" {
-		return bus.Permanent(fmt.Errorf("file event has invalid repo %q or empty path", ev.Repo))
+		return bus.Malformed(fmt.Errorf("file event has invalid repo %q or empty path", ev.Repo))
 	}
 	if want := contract.FileSubject(ev.Repo, ev.Path); want != m.Subject {
-		return bus.Permanent(fmt.Errorf("file event for %s/%s arrived on %s, want %s", ev.Repo, ev.Path, m.Subject, want))
+		return bus.Malformed(fmt.Errorf("file event for %s/%s arrived on %s, want %s", ev.Repo, ev.Path, m.Subject, want))
 	}
 	var text string
 	if !ev.Deleted {
