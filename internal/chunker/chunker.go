@@ -107,27 +107,93 @@ func countHeadings(body []byte) int {
 	return n
 }
 
-// maxNesting returns the deepest run of block-quote markers or list
-// bullets that opens any line ("> > >", "- - -", "* > -").
+// maxNesting returns how deeply blocks nest, counted from the text alone
+// so that it is known before goldmark parses: the run of block-quote
+// markers and list bullets that opens a line ("> > >", "- - -", "* > -"),
+// plus the list items it sits in by indentation ("- a" then "  - b" then
+// "    - c"). A less indented line closes the items it is left of, unless
+// it may be a lazy continuation of the paragraph above (the line before
+// it is not blank), which keeps them open as goldmark does. The count
+// errs on the high side (a bullet inside a code block counts), which only
+// matters near the limit.
 func maxNesting(body []byte) int {
 	deepest := 0
+	var open []int // indentation of the list items the line may sit in
+	prevBlank := true
 	for line := range bytes.SplitSeq(body, []byte("\n")) {
-		depth := 0
+		indent, depth := 0, 0
+		first := -1 // column of the line's first marker
+		col := 0
 	scan:
 		for i, c := range line {
 			switch {
-			case c == ' ' || c == '\t':
+			case c == ' ':
+				col++
+			case c == '\t':
+				col += 4 - col%4
 			case c == '>':
 				depth++
-			case (c == '-' || c == '*' || c == '+') && i+1 < len(line) && (line[i+1] == ' ' || line[i+1] == '\t'):
+				col++
+			case listMarker(line, i) > 0:
 				depth++ // a bullet; "-----" rules and underlines do not count
+				if first < 0 {
+					first = col
+				}
+				col += listMarker(line, i)
 			default:
 				break scan
 			}
+			if depth == 0 {
+				indent = col
+			}
+		}
+		blank := len(bytes.TrimSpace(line)) == 0
+		switch {
+		case first >= 0:
+			for len(open) > 0 && open[len(open)-1] >= first {
+				open = open[:len(open)-1]
+			}
+			depth += len(open)
+			open = append(open, first)
+		case !blank && prevBlank:
+			for len(open) > 0 && open[len(open)-1] >= indent {
+				open = open[:len(open)-1]
+			}
+			depth += len(open)
+		case !blank:
+			depth += len(open)
 		}
 		deepest = max(deepest, depth)
+		prevBlank = blank
 	}
 	return deepest
+}
+
+// listMarker returns the length of the list marker at line[i] ("- ",
+// "* ", "+ ", "1. ", "12) ") including the space after it, or 0.
+func listMarker(line []byte, i int) int {
+	j := i
+	switch c := line[i]; {
+	case c == '-' || c == '*' || c == '+':
+		j++
+	case c >= '0' && c <= '9':
+		for j < len(line) && j-i < 9 && line[j] >= '0' && line[j] <= '9' {
+			j++
+		}
+		if j == len(line) || (line[j] != '.' && line[j] != ')') {
+			return 0
+		}
+		j++
+	default:
+		return 0
+	}
+	if j < len(line) && (line[j] != ' ' && line[j] != '\t') {
+		return 0
+	}
+	if j == len(line) {
+		return j - i
+	}
+	return j - i + 1
 }
 
 // Split chunks the Markdown (or MDX) document src found at path, a

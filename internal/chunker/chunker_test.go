@@ -566,9 +566,23 @@ func TestSplitConcurrent(t *testing.T) {
 }
 
 func TestPathologicalNestingIsRejectedQuickly(t *testing.T) {
+	indented := func(marker, lazy string) string {
+		var b strings.Builder
+		for d := range 1500 {
+			b.WriteString(strings.Repeat("  ", d) + marker + " item\n" + lazy)
+		}
+		return b.String()
+	}
 	for name, src := range map[string]string{
 		"quotes":  strings.Repeat("> ", 5000) + "deep\n",
 		"bullets": strings.Repeat("- ", 5000) + "deep\n",
+		// Nested by indentation, one level a line, as a 2 MB file of
+		// them took seconds of goldmark's time.
+		"indented bullets": indented("-", ""),
+		"indented ordered": indented("1.", ""),
+		// A lazy continuation line keeps the items open.
+		"lazy lines": indented("*", "lazy\n"),
+		"tabs":       strings.ReplaceAll(indented("+", ""), "    ", "\t"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := Split("evil.md", []byte(src), Options{})
@@ -577,9 +591,19 @@ func TestPathologicalNestingIsRejectedQuickly(t *testing.T) {
 			}
 		})
 	}
-	// Rules, setext underlines and ordinary nesting still parse.
-	ok := "# Title\n\nText\n-----------------------------------------------------------------------------\n\n> > > quoted\n\n- a\n  - b\n    - c\n"
-	if chunks, err := Split("ok.md", []byte(ok), Options{}); err != nil || len(chunks) == 0 {
-		t.Errorf("ordinary file: %d chunks, %v", len(chunks), err)
+	// Rules, setext underlines and ordinary nesting still parse, and a
+	// list that goes back out closes its items: a long file of shallow
+	// lists is as shallow as its deepest list.
+	var shallow strings.Builder
+	for range 200 {
+		shallow.WriteString("- a\n  - b\n    1. c\n       - d\n\nBack to text.\n\n")
+	}
+	for name, ok := range map[string]string{
+		"ordinary": "# Title\n\nText\n-----------------------------------------------------------------------------\n\n> > > quoted\n\n- a\n  - b\n    - c\n",
+		"shallow":  shallow.String(),
+	} {
+		if chunks, err := Split("ok.md", []byte(ok), Options{}); err != nil || len(chunks) == 0 {
+			t.Errorf("%s file: %d chunks, %v", name, len(chunks), err)
+		}
 	}
 }
