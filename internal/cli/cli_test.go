@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -23,6 +24,14 @@ func run(t *testing.T, url string, args ...string) (string, int) {
 	var out, errOut bytes.Buffer
 	code := Main(t.Context(), append(args, "--nats-url", url), &out, &errOut)
 	return out.String() + errOut.String(), code
+}
+
+// runStdout is run with stdout alone.
+func runStdout(t *testing.T, url string, args ...string) (string, int) {
+	t.Helper()
+	var out bytes.Buffer
+	code := Main(t.Context(), append(args, "--nats-url", url), &out, io.Discard)
+	return out.String(), code
 }
 
 func TestCommandsAgainstARunningKnowhub(t *testing.T) {
@@ -66,25 +75,25 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	if out, code := run(t, url, "search", "--repo", "nosuch", "fallback"); code != 1 || !strings.Contains(out, `no repository "nosuch"`) {
 		t.Errorf("search an unknown repository: exit %d %q, want exit 1 naming it", code, out)
 	}
-	expect("1 files and 0 tombstones republished", "reindex", "--wait", "10s")
+	expect("1 file and 0 deletions republished", "reindex", "--wait", "10s")
 	expect(`"caught_up": true`, "reindex", "--wait", "10s", "--json")
 	// Without a configuration, a rescan asks the running watcher, which
 	// knows the repositories it was started with.
-	expect("rescanned docs: 1 files published", "reindex", "--rescan", "--wait", "10s")
+	expect("rescanned docs: 1 file published", "reindex", "--rescan", "--wait", "10s")
 	expect(`"mode": "rescan"`, "reindex", "--rescan", "--json")
 	// A rescan takes the repositories from an OpenClaw config, as up does.
 	oc := filepath.Join(t.TempDir(), "openclaw.json")
 	os.WriteFile(oc, []byte(`{"plugins":{"entries":{"knowhub":{"config":{"repositories":[{"name":"docs","path":`+strconv.Quote(docs)+`,"priority":10}]}}}}}`), 0o600)
-	expect("rescanned: 1 files published", "reindex", "--rescan", "--openclaw", oc, "--wait", "10s")
+	expect("rescanned: 1 file published", "reindex", "--rescan", "--openclaw", oc, "--wait", "10s")
 
 	catalog := filepath.Join(t.TempDir(), "tools.json")
 	os.WriteFile(catalog, []byte(`[{"name":"Grep","description":"Search file contents with ripgrep.","type":"core"}]`), 0o644)
-	expect("1 tools written", "tools", "add", catalog)
+	expect("1 tool written to the catalog", "tools", "add", catalog)
 	natstest.WaitFor(t, 5*time.Second, "tools search to find the added tool", func() bool {
 		out, _ := run(t, url, "tools", "search", "grpe")
 		return strings.Contains(out, "Grep")
 	})
-	expect("1 tools removed", "tools", "rm", "Grep")
+	expect("1 tool removed", "tools", "rm", "Grep")
 	// Removing a tool that is not (or no longer) in the catalog fails.
 	for _, name := range []string{"Grep", "NoSuchTool"} {
 		if out, code := run(t, url, "tools", "rm", name); code != 1 || !strings.Contains(out, "no tool") || !strings.Contains(out, "code 404") {
@@ -111,6 +120,42 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	expect("nothing is quarantined", "kb", "review")
 	if out, code := run(t, url, "kb", "review", "release", id); code != 1 || !strings.Contains(out, "not quarantined") {
 		t.Errorf("release of an active entry: exit %d %q, want exit 1 saying it is not quarantined", code, out)
+	}
+
+	// Every --json prints one JSON document on stdout and nothing else,
+	// whatever the command would print as text.
+	for _, args := range [][]string{
+		{"search", "--json", "fallback"},
+		{"stats", "--json"},
+		{"repos", "--json"},
+		{"reindex", "--json", "--wait", "10s"},
+		{"reindex", "--rescan", "--json", "--wait", "10s"},
+		{"tools", "add", "--json", catalog},
+		{"tools", "search", "--json", "grep"},
+		{"tools", "rm", "--json", "Grep"},
+		{"kb", "search", "--json", "vitest"},
+		{"kb", "helpful", "--json", id},
+		{"kb", "review", "--json"},
+		{"kb", "replay", "--json"},
+		{"extract", "--replay", "--dry-run", "--json"},
+	} {
+		stdout, code := runStdout(t, url, args...)
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		var v any
+		if err := dec.Decode(&v); code != 0 || err != nil {
+			t.Errorf("knowhub %s: exit %d, stdout is not JSON (%v):\n%s", strings.Join(args, " "), code, err, stdout)
+			continue
+		}
+		if rest, _ := io.ReadAll(dec.Buffered()); strings.TrimSpace(string(rest)) != "" || dec.More() {
+			t.Errorf("knowhub %s: stdout holds more than one JSON document:\n%s", strings.Join(args, " "), stdout)
+		}
+		if v == nil {
+			t.Errorf("knowhub %s: prints null", strings.Join(args, " "))
+		}
+	}
+	// A dry run without --json reads as text.
+	if out, code := runStdout(t, url, "extract", "--replay", "--dry-run"); code != 0 || strings.HasPrefix(strings.TrimSpace(out), "{") {
+		t.Errorf("extract --replay --dry-run: exit %d, prints JSON unasked:\n%s", code, out)
 	}
 
 	// Usage errors exit 2 with a message.

@@ -20,11 +20,11 @@ var kbSynopsis = map[string]string{
 	"save":    "kb save --task T --content C --types tool[,...] [--score N] [--scopes S] [--owner O] [--source S] [--json]",
 	"search":  `kb search "QUERY" [--top-k N] [--types T] [--scopes S] [--min-score N] [--format prompt] [--json]`,
 	"get":     "kb get ID [--scopes S]",
-	"helpful": "kb helpful ID [--task T] [--outcome O] [--reason R]",
-	"harmful": "kb harmful ID [--task T] [--outcome O] [--reason R]",
-	"review":  "kb review [list] [--json] | kb review release|revoke ID [--reason R]",
-	"revoke":  "kb revoke --transcript ID [--reason R]",
-	"replay":  "kb replay",
+	"helpful": "kb helpful ID [--task T] [--outcome O] [--reason R] [--json]",
+	"harmful": "kb harmful ID [--task T] [--outcome O] [--reason R] [--json]",
+	"review":  "kb review [list] [--json] | kb review release|revoke ID [--reason R] [--json]",
+	"revoke":  "kb revoke --transcript ID [--reason R] [--json]",
+	"replay":  "kb replay [--json]",
 }
 
 func kbUsage() string {
@@ -81,7 +81,7 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		topK = c.fs.Int("top-k", 5, "number of entries")
 		format = c.fs.String("format", "", "json (default) or prompt")
 	}
-	if has("save", "search", "review") {
+	if !has("get") { // get prints JSON always
 		asJSON = c.fs.Bool("json", false, "print the raw JSON reply")
 	}
 	if has("helpful", "harmful") {
@@ -118,6 +118,9 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		var resp kb.UpdateResponse
 		if err := request(nc, contract.SubjectKBUpdate, req, &resp, 10*time.Second); err != nil {
 			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, resp)
 		}
 		fmt.Fprintf(stdout, "recorded at sequence %d\n", resp.Seq)
 		return nil
@@ -183,6 +186,9 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			if *asJSON {
+				if entries == nil {
+					entries = []kb.Entry{} // an empty queue is an empty list
+				}
 				return printJSON(stdout, entries)
 			}
 			if len(entries) == 0 {
@@ -200,6 +206,9 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := request(nc, contract.SubjectKBUpdate, kb.UpdateRequest{ID: pos[1], Action: pos[0], Reason: *reason}, &resp, 10*time.Second); err != nil {
 			return err
 		}
+		if *asJSON {
+			return printJSON(stdout, resp)
+		}
 		fmt.Fprintf(stdout, "%s %sd at sequence %d\n", pos[1], pos[0], resp.Seq)
 	case "revoke":
 		if *tid == "" {
@@ -209,13 +218,24 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "revoked %d entries extracted from transcript %s\n", n, *tid)
+		if *asJSON {
+			return printJSON(stdout, struct {
+				Transcript string `json:"transcript"`
+				Revoked    int    `json:"revoked"`
+			}{*tid, n})
+		}
+		fmt.Fprintf(stdout, "revoked %s extracted from transcript %s\n", plural(n, "entry", "entries"), *tid)
 	case "replay":
 		n, err := indexer.ReplayKB(ctx, js, kb.Folder{})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "recomputed %d knowledge entries from KH_KNOWLEDGE\n", n)
+		if *asJSON {
+			return printJSON(stdout, struct {
+				Entries int `json:"entries"`
+			}{n})
+		}
+		fmt.Fprintf(stdout, "recomputed %s from the knowledge log\n", plural(n, "knowledge entry", "knowledge entries"))
 	}
 	return nil
 }

@@ -6,16 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+	"golang.org/x/term"
 
 	"github.com/knowhub/knowhub/internal/app"
 	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/highlight"
 )
 
 func connectClient(cfg *config.Config, name string) (*nats.Conn, error) {
@@ -81,11 +84,29 @@ func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *asJSON {
 		return printJSON(stdout, resp)
 	}
-	printHits(stdout, &resp)
+	printHits(stdout, &resp, ansiStyles(stdout, os.LookupEnv))
 	return nil
 }
 
-func printHits(w io.Writer, resp *contract.SearchResponse) {
+// ansiStyles reports whether w shows ANSI styles: a terminal, unless
+// NO_COLOR is set (https://no-color.org) or TERM is dumb.
+func ansiStyles(w io.Writer, env func(string) (string, bool)) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd())) && stylesWanted(env)
+}
+
+// stylesWanted is the environment's part of ansiStyles.
+func stylesWanted(env func(string) (string, bool)) bool {
+	if v, ok := env("NO_COLOR"); ok && v != "" {
+		return false
+	}
+	v, _ := env("TERM")
+	return v != "dumb"
+}
+
+// printHits writes the hits as text, matched words in bold where ansi
+// styles show and unmarked elsewhere.
+func printHits(w io.Writer, resp *contract.SearchResponse, ansi bool) {
 	if len(resp.Hits) == 0 {
 		fmt.Fprintf(w, "no sections match %q\n", resp.Query)
 		return
@@ -97,7 +118,7 @@ func printHits(w io.Writer, resp *contract.SearchResponse) {
 		}
 		fmt.Fprintf(w, "  (score %.2f)\n", h.Score)
 		if h.Snippet != "" {
-			fmt.Fprintf(w, "    %s\n", h.Snippet)
+			fmt.Fprintf(w, "    %s\n", highlight.Terminal(h.Snippet, ansi))
 		}
 	}
 	for _, s := range resp.Shadowed {
@@ -154,7 +175,7 @@ func cmdStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "index     revision %d applied (bucket at %d), analyzer %s, replica ready: %v\n",
 		st.IndexRevision, prog.IndexLastRev, st.Analyzer, st.Ready)
-	fmt.Fprintf(stdout, "pipeline  KH_FILES at %d, chunker pending %d, indexer pending %d, dead letters %d\n",
+	fmt.Fprintf(stdout, "pipeline  file events %d, chunker pending %d, indexer pending %d, dead letters %d\n",
 		prog.FilesLastSeq, prog.ChunkerPending, prog.IndexerPending, prog.DeadLetters)
 	return nil
 }
