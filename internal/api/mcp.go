@@ -18,6 +18,7 @@ import (
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/version"
 )
 
 // Ops are the operations the MCP tools call. The API service implements
@@ -59,7 +60,7 @@ func NewMCPServer(ops Ops, log *slog.Logger) *mcp.Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("component", "mcp")
-	srv := mcp.NewServer(&mcp.Implementation{Name: "knowhub", Title: "knowhub", Version: Version},
+	srv := mcp.NewServer(&mcp.Implementation{Name: "knowhub", Title: "knowhub", Version: version.Get().Version},
 		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: log})
 	t := &mcpTools{ops: ops, log: log}
 	mcp.AddTool(srv, &mcp.Tool{

@@ -21,6 +21,7 @@ import (
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/natstest"
+	"github.com/knowhub/knowhub/internal/version"
 )
 
 // knowhub is a running node with two documentation repositories that
@@ -402,6 +403,15 @@ func testErrors(t *testing.T, cs *mcp.ClientSession) {
 	// None of that ended the session.
 	if res := callTool(t, cs, api.ToolSearchDocs, map[string]any{"query": "sandbox"}); res.IsError {
 		t.Errorf("session broken after bad requests: %v", texts(t, res))
+	}
+}
+
+// The MCP server reports knowhub's one version.
+func TestMCPServerReportsTheVersion(t *testing.T) {
+	srv := natstest.Start(t, "")
+	cs := connect(t, &api.Remote{NC: srv.NC, Timeout: 2 * time.Second})
+	if got := cs.InitializeResult().ServerInfo.Version; got != version.Get().Version {
+		t.Errorf("MCP server version %q, want %q", got, version.Get().Version)
 	}
 }
 

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -12,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/knowhub/knowhub/internal/version"
 )
 
 // Metrics is a process's Prometheus registry: Go runtime, process and
@@ -47,19 +48,12 @@ func NewMetrics(js jetstream.JetStream) *Metrics {
 	return m
 }
 
-func buildVersion() (version, revision string) {
-	version, revision = Version, "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			version = v
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				revision = s.Value
-			}
-		}
+func buildVersion() (v, revision string) {
+	in := version.Get()
+	if in.Revision == "" {
+		in.Revision = "unknown"
 	}
-	return version, revision
+	return in.Version, in.Revision
 }
 
 // Handler serves the registry in the Prometheus exposition format.

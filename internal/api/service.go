@@ -26,10 +26,8 @@ import (
 	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/redact"
 	"github.com/knowhub/knowhub/internal/transcript"
+	"github.com/knowhub/knowhub/internal/version"
 )
-
-// Version is reported by the NATS micro service.
-const Version = "0.1.0"
 
 // ErrBadRequest marks a request that can never succeed as sent.
 var ErrBadRequest = engine.ErrBadRequest
@@ -156,7 +154,7 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	svc, err := micro.AddService(s.nc, micro.Config{
 		Name:        contract.ServiceName,
-		Version:     Version,
+		Version:     version.Get().Version,
 		Description: "knowhub retrieval: docs, tools and knowledge search",
 		QueueGroup:  contract.ServiceQueueGroup,
 	})

@@ -20,6 +20,7 @@ import (
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/natstest"
+	"github.com/knowhub/knowhub/internal/version"
 )
 
 // scrape reads a /metrics page.
@@ -129,7 +130,7 @@ func TestMetricsAreScrapedFromARealNode(t *testing.T) {
 		{"knowhub_stage_dead_letters", []string{"stage", "indexer"}, 0},
 		{"knowhub_stage_pending_messages", []string{"stage", "chunker"}, 0},
 		{"knowhub_stage_pending_messages", []string{"stage", "indexer"}, 0},
-		{"knowhub_build_info", nil, 1},
+		{"knowhub_build_info", []string{"version", version.Get().Version}, 1},
 	} {
 		got, ok := value(fams, c.name, c.labels...)
 		if !ok || got != c.want {
@@ -163,6 +164,7 @@ func TestMicroEndpointsCarryTheirSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	var info struct {
+		Version   string `json:"version"`
 		Endpoints []struct {
 			Name     string            `json:"name"`
 			Subject  string            `json:"subject"`
@@ -171,6 +173,9 @@ func TestMicroEndpointsCarryTheirSchemas(t *testing.T) {
 	}
 	if err := json.Unmarshal(msg.Data, &info); err != nil {
 		t.Fatal(err)
+	}
+	if info.Version != version.Get().Version {
+		t.Errorf("service version %q, want knowhub's %q", info.Version, version.Get().Version)
 	}
 	seen := map[string]bool{}
 	for _, ep := range info.Endpoints {
