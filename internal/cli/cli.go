@@ -38,6 +38,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"bench":   cmdBench,
 		"eval":    cmdEval,
 		"mcp":     cmdMCP,
+		"health":  cmdHealth,
 	}
 	name, rest := args[0], args[1:]
 	switch name {
@@ -84,7 +85,7 @@ Usage:
   knowhub up [DIR ...] [--config knowhub.json]   run NATS, every worker and the HTTP API
   knowhub search "QUERY" [--top-k N] [--repo R] [--json]
   knowhub stats [--json]                          files, sections, repositories, pipeline position
-  knowhub reindex [--rescan] [--wait D] [--json]  rebuild the index by replaying KH_FILES (--rescan: re-read the files)
+  knowhub reindex [--rescan] [--wait D] [--json]  rebuild the index from the files read (--rescan: read them again)
   knowhub repos [list] | remove NAME               repositories in the index; remove one
   knowhub tools add CATALOG.json | rm NAME... | search "QUERY" [--type core|sourced] [--limit N]
   knowhub kb save|search|get|helpful|harmful|review|replay     knowledge entries
@@ -92,6 +93,7 @@ Usage:
   knowhub extract TRANSCRIPT.json | --replay [--since T] [--dry-run]
   knowhub mcp [--scopes S]                        serve MCP on stdio, calling a running knowhub over NATS
   knowhub worker STAGE [flags]                    run one stage (watcher, chunker, indexer, query) against NATS
+  knowhub health [URL]                            probe a process's /readyz: exit 0 when it is ready
   knowhub bench [--corpus DIR]                    measure indexing, query latency and memory
   knowhub eval DIR | --markdown DIR [--json]      score retrieval on a judged collection (nDCG@10, recall, MRR, hit@k)
   knowhub eval --sets DIR --half dev|test         score every judged docs set of DIR in one table

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -151,5 +154,31 @@ func TestSearchHighlighting(t *testing.T) {
 		if got := stylesWanted(env(tc.vars)); got != tc.want {
 			t.Errorf("styles with %v: %v, want %v", tc.vars, got, tc.want)
 		}
+	}
+}
+
+// knowhub health exits 0 on a 200 and 1, with the status and body, on
+// anything else.
+func TestHealth(t *testing.T) {
+	ready := true
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !ready {
+			http.Error(w, `{"ready":false,"reason":"no space left on device"}`, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, `{"ready":true}`)
+	}))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	if code := Main(t.Context(), []string{"health", srv.URL + "/readyz"}, &out, &errOut); code != 0 {
+		t.Errorf("ready: exit %d: %s", code, errOut.String())
+	}
+	ready = false
+	errOut.Reset()
+	if code := Main(t.Context(), []string{"health", srv.URL + "/readyz"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "503") || !strings.Contains(errOut.String(), "no space left") {
+		t.Errorf("not ready: exit %d: %s", code, errOut.String())
+	}
+	if code := Main(t.Context(), []string{"health", "ftp://x"}, &out, &errOut); code != 2 {
+		t.Errorf("a URL that is not http: exit %d", code)
 	}
 }
