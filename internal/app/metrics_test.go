@@ -98,6 +98,9 @@ func TestMetricsAreScrapedFromARealNode(t *testing.T) {
 	}
 	resp.Body.Close()
 	searchDocs(t, srv.NC, contract.SearchRequest{Query: "beta"})
+	if msg, err := srv.NC.Request(contract.SubjectSearchDocs, []byte(`{"query":"a\u0000b"}`), 5*time.Second); err != nil || msg.Header.Get("Nats-Service-Error-Code") != "400" {
+		t.Fatalf("a bad NATS search: %v %v", err, msg)
+	}
 	// A poisoned message on the chunker's stream becomes a dead letter.
 	if _, err := srv.JS.PublishMsg(context.Background(), &nats.Msg{Subject: contract.SubjectFiles + ".docs.0000000000000001", Data: []byte("{not json")}); err != nil {
 		t.Fatal(err)
@@ -117,8 +120,9 @@ func TestMetricsAreScrapedFromARealNode(t *testing.T) {
 		{"knowhub_http_requests_total", []string{"endpoint", "GET /api/docs/search", "code", "200"}, 3},
 		{"knowhub_http_requests_total", []string{"endpoint", "GET /api/docs/search", "code", "400"}, 1},
 		{"knowhub_http_request_duration_seconds", []string{"endpoint", "GET /api/docs/search"}, 4},
-		{"knowhub_nats_requests_total", []string{"endpoint", "search-docs"}, 1},
-		{"knowhub_nats_request_duration_seconds", []string{"endpoint", "search-docs"}, 1},
+		{"knowhub_nats_requests_total", []string{"endpoint", "search-docs", "code", "200"}, 1},
+		{"knowhub_nats_requests_total", []string{"endpoint", "search-docs", "code", "400"}, 1},
+		{"knowhub_nats_request_duration_seconds", []string{"endpoint", "search-docs"}, 2},
 		{"knowhub_index_sections", []string{"collection", "docs"}, float64(stats.Collections["docs"].Chunks)},
 		{"knowhub_index_sources", []string{"collection", "docs"}, 2},
 		{"knowhub_index_terms", []string{"collection", "docs"}, float64(stats.Collections["docs"].Terms)},
