@@ -34,18 +34,16 @@ func runStdout(t *testing.T, url string, args ...string) (string, int) {
 	return out.String(), code
 }
 
-func TestCommandsAgainstARunningKnowhub(t *testing.T) {
-	srv := natstest.Start(t, "")
-	docs := t.TempDir()
-	if err := os.WriteFile(filepath.Join(docs, "guide.md"), []byte("# Guide\n\n## Fallbacks\n\nConfigure a fallback model chain.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := config.Default()
+// runKnowhub runs every worker of cfg (its HTTP API off) on srv until the
+// test ends, waits until the repositories are indexed, and returns the
+// NATS URL to pass the commands.
+func runKnowhub(t *testing.T, srv *natstest.Server, cfg *config.Config) string {
+	t.Helper()
 	cfg.HTTP.Listen = config.HTTPOff
-	cfg.Repositories = []config.Repository{{Name: "docs", Path: docs, Priority: 10, Type: "core", Glob: config.DefaultGlob}}
 	ctx, cancel := context.WithCancel(context.Background())
 	node, err := app.NewNode(ctx, cfg, srv.NC, srv.JS, app.All, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -53,12 +51,23 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 	<-node.Watcher.Ready()
 	<-node.API.Ready()
-	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer wcancel()
 	if err := app.WaitCaughtUp(wctx, srv.JS, node.Query.Engine().Revision); err != nil {
 		t.Fatal(err)
 	}
-	url := srv.ClientURL()
+	return srv.ClientURL()
+}
+
+func TestCommandsAgainstARunningKnowhub(t *testing.T) {
+	srv := natstest.Start(t, "")
+	docs := t.TempDir()
+	if err := os.WriteFile(filepath.Join(docs, "guide.md"), []byte("# Guide\n\n## Fallbacks\n\nConfigure a fallback model chain.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Repositories = []config.Repository{{Name: "docs", Path: docs, Priority: 10, Type: "core", Glob: config.DefaultGlob}}
+	url := runKnowhub(t, srv, cfg)
 
 	expect := func(want string, args ...string) string {
 		t.Helper()
@@ -172,5 +181,32 @@ func TestRescanWithoutAWatcherSaysWhatToDo(t *testing.T) {
 	out, code := run(t, srv.ClientURL(), "reindex", "--rescan")
 	if code != 1 || !strings.Contains(out, "no watcher is running") || !strings.Contains(out, "--config") {
 		t.Errorf("reindex --rescan with no watcher: exit %d %q, want exit 1 saying to start one or pass --config", code, out)
+	}
+}
+
+// The examples the README uses work as it says: the sample catalog is
+// added and searched, and the sample transcript yields knowledge.
+func TestExamplesWork(t *testing.T) {
+	srv := natstest.Start(t, "")
+	url := runKnowhub(t, srv, config.Default())
+	if out, code := run(t, url, "tools", "add", "../../examples/tools.json"); code != 0 || !strings.Contains(out, "12 tools written") {
+		t.Fatalf("tools add examples/tools.json: exit %d: %s", code, out)
+	}
+	natstest.WaitFor(t, 10*time.Second, "the sample catalog to be searchable", func() bool {
+		out, _ := runStdout(t, url, "tools", "search", "open a ticket for a bug")
+		first, _, _ := strings.Cut(out, "\n")
+		return strings.Contains(first, "github_create_issue")
+	})
+	if out, code := run(t, url, "extract", "../../examples/transcript.json"); code != 0 || !strings.Contains(out, "stored") {
+		t.Fatalf("extract examples/transcript.json: exit %d: %s", code, out)
+	}
+	var out string
+	natstest.WaitFor(t, 15*time.Second, "the sample transcript's knowledge to be searchable", func() bool {
+		out, _ = runStdout(t, url, "kb", "search", "--scopes", "agent:coder", "vitest hangs in watch mode")
+		return strings.Contains(out, "vitest run")
+	})
+	dry, code := runStdout(t, url, "extract", "--replay", "--dry-run")
+	if code != 0 || !strings.Contains(dry, "release branch") {
+		t.Errorf("extract --replay --dry-run: exit %d, the remembered fact is missing:\n%s", code, dry)
 	}
 }

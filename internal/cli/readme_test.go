@@ -2,17 +2,12 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"flag"
-	"io"
-	"log/slog"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/knowhub/knowhub/internal/app"
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/natstest"
 )
@@ -54,24 +49,9 @@ func TestReadmeSampleSearchIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := config.Default()
-	cfg.HTTP.Listen = config.HTTPOff
 	cfg.Repositories = repos
-	ctx, cancel := context.WithCancel(context.Background())
-	node, err := app.NewNode(ctx, cfg, srv.NC, srv.JS, app.All, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- node.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	<-node.Watcher.Ready()
-	<-node.API.Ready()
-	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer wcancel()
-	if err := app.WaitCaughtUp(wctx, srv.JS, node.Query.Engine().Revision); err != nil {
-		t.Fatal(err)
-	}
-	out, code := runStdout(t, srv.ClientURL(), "search", "--top-k", "3", "configure a fallback model chain")
+	url := runKnowhub(t, srv, cfg)
+	out, code := runStdout(t, url, "search", "--top-k", "3", "configure a fallback model chain")
 	if code != 0 {
 		t.Fatalf("search: exit %d: %s", code, out)
 	}

@@ -122,7 +122,9 @@ func printHits(w io.Writer, resp *contract.SearchResponse, ansi bool) {
 		}
 	}
 	for _, s := range resp.Shadowed {
-		fmt.Fprintf(w, "shadowed: %s  %s  by %s: %s\n", s.Repo, s.Path, s.ShadowedBy, s.Reason)
+		// The winner's repository and path; its section id is for programs.
+		by, _, _ := strings.Cut(s.ShadowedBy, "#")
+		fmt.Fprintf(w, "shadowed: %s  %s  by %s: %s\n", s.Repo, s.Path, strings.Replace(by, ":", "  ", 1), s.Reason)
 	}
 	fmt.Fprintf(w, "%d of %d matching sections in %dµs\n", len(resp.Hits), resp.Total, resp.TookMicros)
 }
