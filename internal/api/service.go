@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -212,11 +211,6 @@ func (s *Service) Run(ctx context.Context) error {
 func jsonEndpoint[Req, Resp any](ctx context.Context, fn func(context.Context, Req) (Resp, error)) micro.HandlerFunc {
 	return func(req micro.Request) {
 		var in Req
-		// JSON decoding would replace invalid UTF-8 with U+FFFD.
-		if !utf8.Valid(req.Data()) {
-			_ = req.Error("400", "request is not valid UTF-8", nil)
-			return
-		}
 		if err := decodeBody(req.Data(), &in, true); err != nil {
 			_ = req.Error("400", err.Error(), nil)
 			return
