@@ -13,10 +13,11 @@ import (
 	"github.com/knowhub/knowhub/internal/contract"
 )
 
-// Handler returns the HTTP API of the service: bearer-token
+// Handler returns the HTTP API of the service: known hosts, same-origin
+// writes and JSON bodies only (browserGuard), bearer-token
 // authentication, bounded bodies, JSON errors.
 func (s *Service) Handler() http.Handler {
-	return s.metrics.instrument(s.auth.middleware(s.cfg.MaxBodyBytes, recordPattern(jsonUnmatched(s.routes()))))
+	return s.metrics.instrument(s.guard.wrap(s.auth.middleware(s.cfg.MaxBodyBytes, recordPattern(jsonUnmatched(s.routes())))))
 }
 
 func (s *Service) routes() *http.ServeMux {

@@ -41,6 +41,9 @@ type Config struct {
 	Tokens []Token
 	// MaxBodyBytes bounds HTTP request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// Hosts are the host names the HTTP API answers to besides localhost
+	// and IP addresses (see browserGuard).
+	Hosts []string
 }
 
 // Index is what the endpoints read: the replica's engine and whether it
@@ -74,6 +77,7 @@ type Service struct {
 	index  Index
 	engine *engine.Engine
 	auth   *authenticator
+	guard  *browserGuard
 	red    Redactor
 	screen *kb.Screen
 	intake *transcript.Intake
@@ -113,6 +117,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		index:  deps.Index,
 		engine: deps.Index.Engine(),
 		auth:   newAuthenticator(cfg.Tokens),
+		guard:  newBrowserGuard(cfg.Hosts),
 		red:    deps.Redactor,
 		screen: kb.NewScreen(),
 		intake: deps.Intake,
