@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
@@ -215,4 +216,42 @@ func plural(t reflect.Type) string {
 	}
 	_, noun, _ := strings.Cut(d, " ") // "a string" → "string"
 	return noun + "s"
+}
+
+// checkedBody gives a handler that decodes its body itself (the MCP SDK,
+// with encoding/json) the checks of checkText: a body that fails them is
+// a 400, one that passes reaches next as it was sent.
+func checkedBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hasBody(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		data, ok := readBody(w, r)
+		if !ok {
+			return
+		}
+		if err := checkText(data); err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(data))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// readBody reads a body (bounded by the middleware), answering 413 or 400
+// itself.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	data, err := io.ReadAll(r.Body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", tooBig.Limit))
+			return nil, false
+		}
+		writeError(w, http.StatusBadRequest, fmt.Errorf("read request body: %w", err))
+		return nil, false
+	}
+	return data, true
 }

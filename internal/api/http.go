@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"slices"
@@ -48,7 +47,7 @@ func (s *Service) routes() *http.ServeMux {
 	mux.HandleFunc("DELETE /api/tools/{name}", s.httpRemoveTool)
 	s.kbRoutes(mux)
 	mux.HandleFunc("POST /api/extract", s.httpExtract)
-	mux.Handle("/mcp", s.mcpHandler())
+	mux.Handle("/mcp", checkedBody(s.mcpHandler()))
 	return mux
 }
 
@@ -124,14 +123,8 @@ func (s *Service) httpRemoveTool(w http.ResponseWriter, r *http.Request) {
 // readJSON decodes a JSON body (bounded by the middleware) with
 // decodeBody, answering 413 or 400 itself.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", tooBig.Limit))
-			return false
-		}
-		writeError(w, http.StatusBadRequest, fmt.Errorf("read request body: %w", err))
+	data, ok := readBody(w, r)
+	if !ok {
 		return false
 	}
 	if err := decodeBody(data, v, false); err != nil {

@@ -145,6 +145,16 @@ func TestInvalidUTF8SurrogatesAndDuplicateKeysAreRefused(t *testing.T) {
 			t.Errorf("%s %q: code %q, want 400 (%s)", subj, body, code, msg.Header.Get(micro.ErrorHeader))
 		}
 	}
+	// /mcp's JSON-RPC bodies, which the MCP SDK decodes, are checked first
+	// too; a faithful one reaches the SDK as it was sent.
+	mcpHeader := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}`
+	if code, msg := a.send(browserReq{method: "POST", path: "/mcp", body: initialize + `,"id":2}`, header: mcpHeader}); code != 400 || msg != "id: appears more than once" {
+		t.Errorf("MCP initialize with two ids: %d %q, want 400", code, msg)
+	}
+	if code, msg := a.send(browserReq{method: "POST", path: "/mcp", body: initialize + `}`, header: mcpHeader}); code != 200 {
+		t.Errorf("MCP initialize: %d %q, want 200", code, msg)
+	}
 	for _, stream := range []string{contract.StreamKnowledge, contract.StreamTools, contract.StreamTranscripts} {
 		if n := storedMsgs(t, a.srv, stream); n != 0 {
 			t.Errorf("%s holds %d messages after refused requests", stream, n)
