@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"slices"
@@ -13,10 +12,11 @@ import (
 	"github.com/knowhub/knowhub/internal/contract"
 )
 
-// Handler returns the HTTP API of the service: bearer-token
+// Handler returns the HTTP API of the service: known hosts, same-origin
+// writes and JSON bodies only (browserGuard), bearer-token
 // authentication, bounded bodies, JSON errors.
 func (s *Service) Handler() http.Handler {
-	return s.metrics.instrument(s.auth.middleware(s.cfg.MaxBodyBytes, recordPattern(jsonUnmatched(s.routes()))))
+	return s.metrics.instrument(s.guard.wrap(s.auth.middleware(s.cfg.MaxBodyBytes, recordPattern(jsonUnmatched(s.routes())))))
 }
 
 func (s *Service) routes() *http.ServeMux {
@@ -47,7 +47,7 @@ func (s *Service) routes() *http.ServeMux {
 	mux.HandleFunc("DELETE /api/tools/{name}", s.httpRemoveTool)
 	s.kbRoutes(mux)
 	mux.HandleFunc("POST /api/extract", s.httpExtract)
-	mux.Handle("/mcp", s.mcpHandler())
+	mux.Handle("/mcp", checkedBody(s.mcpHandler()))
 	return mux
 }
 
@@ -123,14 +123,8 @@ func (s *Service) httpRemoveTool(w http.ResponseWriter, r *http.Request) {
 // readJSON decodes a JSON body (bounded by the middleware) with
 // decodeBody, answering 413 or 400 itself.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", tooBig.Limit))
-			return false
-		}
-		writeError(w, http.StatusBadRequest, fmt.Errorf("read request body: %w", err))
+	data, ok := readBody(w, r)
+	if !ok {
 		return false
 	}
 	if err := decodeBody(data, v, false); err != nil {

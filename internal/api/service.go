@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -40,6 +39,9 @@ type Config struct {
 	Tokens []Token
 	// MaxBodyBytes bounds HTTP request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// Hosts are the host names the HTTP API answers to besides localhost
+	// and IP addresses (see browserGuard).
+	Hosts []string
 }
 
 // Index is what the endpoints read: the replica's engine and whether it
@@ -73,6 +75,7 @@ type Service struct {
 	index  Index
 	engine *engine.Engine
 	auth   *authenticator
+	guard  *browserGuard
 	red    Redactor
 	screen *kb.Screen
 	intake *transcript.Intake
@@ -112,6 +115,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		index:  deps.Index,
 		engine: deps.Index.Engine(),
 		auth:   newAuthenticator(cfg.Tokens),
+		guard:  newBrowserGuard(cfg.Hosts),
 		red:    deps.Redactor,
 		screen: kb.NewScreen(),
 		intake: deps.Intake,
@@ -210,11 +214,6 @@ func (s *Service) Run(ctx context.Context) error {
 func jsonEndpoint[Req, Resp any](ctx context.Context, fn func(context.Context, Req) (Resp, error)) micro.HandlerFunc {
 	return func(req micro.Request) {
 		var in Req
-		// JSON decoding would replace invalid UTF-8 with U+FFFD.
-		if !utf8.Valid(req.Data()) {
-			_ = req.Error("400", "request is not valid UTF-8", nil)
-			return
-		}
 		if err := decodeBody(req.Data(), &in, true); err != nil {
 			_ = req.Error("400", err.Error(), nil)
 			return

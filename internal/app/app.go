@@ -210,7 +210,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		}
 		n.Query = q
 		n.add(query.Stage, q.Run)
-		ac := api.Config{MaxBodyBytes: cfg.HTTP.MaxBodyBytes}
+		ac := api.Config{MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Hosts: cfg.HTTP.Hosts()}
 		for _, t := range cfg.HTTP.Tokens {
 			ac.Tokens = append(ac.Tokens, api.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
 		}

@@ -74,7 +74,7 @@ await until("knowhub indexed the fixture", async () => {
   const r = await fetch(`${api}/api/docs/search?q=heartbeat+interval`);
   return r.ok && (await r.json()).hits?.length > 0;
 });
-await fetch(`${api}/api/tools`, { method: "POST", body: JSON.stringify({ tools: [{ name: "github__create_issue", description: "Create an issue in a GitHub repository", type: "sourced", instance: "github" }] }) });
+await fetch(`${api}/api/tools`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ tools: [{ name: "github__create_issue", description: "Create an issue in a GitHub repository", type: "sourced", instance: "github" }] }) });
 
 // thisTurn is the part of a model request after the user's last message
 // (OpenClaw adds user-role messages of its own context between tool results).
