@@ -257,12 +257,15 @@ type KBUpdateInput struct {
 	KnowledgeID string `json:"knowledge_id" jsonschema:"the id of the entry, as kb_search showed it"`
 	IsHelpful   bool   `json:"is_helpful" jsonschema:"true if the entry helped with your task, false if it misled or harmed"`
 	Feedback    string `json:"feedback,omitempty" jsonschema:"one or two sentences on why it helped or harmed"`
+	// CorrectedContent turns the update into a revision.
+	CorrectedContent string `json:"corrected_content,omitempty" jsonschema:"only if the entry was partly right: the corrected knowledge, saved as a new version that replaces it (feedback then gives the reason)"`
 }
 
 // KBUpdateOutput is the structured result of kb_update.
 type KBUpdateOutput struct {
-	ID  string `json:"id"`
-	Seq uint64 `json:"seq"`
+	ID      string         `json:"id"`
+	Seq     uint64         `json:"seq"`
+	Evolved []kb.Evolution `json:"evolved,omitempty"`
 }
 
 // mcpTools holds the tool handlers; the tool code is the same for every
@@ -439,16 +442,33 @@ func (t *mcpTools) kbUpdate(ctx context.Context, req *mcp.CallToolRequest, in KB
 	helpful := in.IsHelpful
 	ur := kb.UpdateRequest{ID: in.KnowledgeID, Action: kb.ActionFeedback, Helpful: &helpful,
 		Case: &kb.Case{Reason: in.Feedback, Timestamp: time.Now().UTC()}}
-	resp, err := call(t, ctx, req, t.ops.FeedbackKB, ur)
-	if err != nil {
-		return nil, nil, err
-	}
 	verdict := "helpful"
 	if !helpful {
 		verdict = "harmful"
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{text(fmt.Sprintf("Recorded %s feedback on %s.", verdict, resp.ID))}},
-		&KBUpdateOutput{ID: resp.ID, Seq: resp.Seq}, nil
+	said := fmt.Sprintf("Recorded %s feedback on %%s.", verdict)
+	if in.CorrectedContent != "" {
+		ur = kb.UpdateRequest{ID: in.KnowledgeID, Action: kb.ActionRevise, Content: in.CorrectedContent, Reason: in.Feedback}
+		said = "Saved a revision of %s."
+	}
+	resp, err := call(t, ctx, req, t.ops.FeedbackKB, ur)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, said, resp.ID)
+	for _, e := range resp.Evolved {
+		switch e.Action {
+		case kb.EvolvedRetired:
+			fmt.Fprintf(&b, " %s is retired from search (%s).", e.ID, e.Reason)
+		case kb.EvolvedMerged:
+			fmt.Fprintf(&b, " %s was merged into %s with its feedback.", e.ID, e.Into)
+		case kb.EvolvedRevised:
+			fmt.Fprintf(&b, " %s now replaces %s (%s).", e.Into, e.ID, e.Reason)
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{text(b.String())}},
+		&KBUpdateOutput{ID: resp.ID, Seq: resp.Seq, Evolved: resp.Evolved}, nil
 }
 
 func text(s string) mcp.Content { return &mcp.TextContent{Text: s} }

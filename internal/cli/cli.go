@@ -88,7 +88,7 @@ Usage:
   knowhub reindex [--rescan] [--wait D] [--json]  rebuild the index from the files read (--rescan: read them again)
   knowhub repos [list] | remove NAME               repositories in the index; remove one
   knowhub tools add CATALOG.json | rm NAME... | search "QUERY" [--type core|sourced] [--limit N]
-  knowhub kb save|search|get|helpful|harmful|review|replay     knowledge entries
+  knowhub kb save|search|get|helpful|harmful|revise|review|replay   knowledge entries
   knowhub kb revoke --transcript ID               revoke every entry extracted from a transcript
   knowhub extract TRANSCRIPT.json | --replay [--since T] [--dry-run]
   knowhub mcp [--scopes S]                        serve MCP on stdio, calling a running knowhub over NATS

@@ -366,7 +366,7 @@ async function loadReview() {
       el("div", { class: "where" }, el("span", { class: "repo" }, e.task || e.id),
         el("span", { class: "badge" }, (e.types || []).join(", "))),
       el("div", { class: "desc" }, e.content),
-      el("div", { class: "reason" }, "held back: " + (e.quarantine_reason || "")),
+      el("div", { class: "reason" }, (e.state === "retired" ? "retired: " : "held back: ") + (e.quarantine_reason || e.state_reason || "")),
       el("div", { class: "actions" }, release, revoke)));
   }
 }
