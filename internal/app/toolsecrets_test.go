@@ -3,12 +3,14 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/indexer"
 	"github.com/knowhub/knowhub/internal/natstest"
@@ -197,5 +199,36 @@ func TestToolWithSecretNameIsRefused(t *testing.T) {
 	r := searchTools(t, srv.NC, contract.ToolSearchRequest{Query: "harmless", Detail: contract.DetailFull})
 	if b, _ := json.Marshal(r); strings.Contains(string(b), secret) {
 		t.Error("a tool named by a secret is served")
+	}
+}
+
+// TestPunctuatedSecretsArePersistedNowhere puts tokens before punctuation
+// and passwords in sentences into a documentation file and a knowledge
+// entry: both paths share the redactor, and neither persists one.
+func TestPunctuatedSecretsArePersistedNowhere(t *testing.T) {
+	srv := natstest.Start(t, "")
+	dir := t.TempDir()
+	var text strings.Builder
+	for _, p := range redacttest.Punctuated() {
+		text.WriteString(p.Text() + "\n\n")
+	}
+	writeFile(t, filepath.Join(dir, "notes.md"), "# Deploy notes\n\n"+text.String())
+	cfg := testConfig(config.Repository{Name: "docs", Path: dir})
+	cfg.HTTP.Listen = "127.0.0.1:0"
+	node := runNode(t, srv, cfg)
+	a := &kbAPI{t: t, base: "http://" + node.HTTPAddr(), srv: srv}
+	var r saveReply
+	if code := a.do("POST", "/api/knowledge", "", map[string]any{"task": "deploying the release", "types": []string{"strategy"}, "content": text.String()}, &r); code != 200 {
+		t.Fatalf("save: %d %s", code, r.Error)
+	}
+	if resp := searchDocs(t, srv.NC, contract.SearchRequest{Query: "deploy notes"}); len(resp.Hits) == 0 {
+		t.Fatal("the notes should still be indexed")
+	}
+	seen := map[string]bool{}
+	for _, p := range redacttest.Punctuated() {
+		if !seen[p.Value] {
+			seen[p.Value] = true
+			assertNowhere(t, srv.JS, p.Value)
+		}
 	}
 }

@@ -141,3 +141,39 @@ func Escaped(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
 }
+
+// Punctuated returns secrets where text people write puts them: tokens
+// followed by the punctuation of sentences, lists, calls and URLs, and
+// passwords and AWS secret keys named in sentences ("the db password is
+// x."). Name says which; Before is the whole text and Value the secret.
+func Punctuated() []Secret {
+	npm := "np" + "m_" + Fake(200, alnum, 36)
+	sg := "S" + "G." + Fake(201, b64url, 22) + "." + Fake(202, b64url, 43)
+	// An AWS secret key with the '/' and '+' that end-of-token checks
+	// trip on.
+	aws := Fake(203, b64, 18) + "/" + Fake(204, b64, 10) + "+" + Fake(205, b64, 10)
+	pw := Fake(206, alnum, 8) + "!" + Fake(207, digits, 3)
+	var out []Secret
+	add := func(name, kind, secret, text string) {
+		i := strings.Index(text, secret)
+		out = append(out, Secret{Name: name, Before: text[:i], Value: secret, After: text[i+len(secret):], Kind: kind})
+	}
+	for _, tok := range []struct{ name, kind, secret string }{{"npm", "npm-access-token", npm}, {"sendgrid", "sendgrid-api-token", sg}} {
+		for _, end := range []string{".", ",", ")", "&", "]", "}", "<", "|"} {
+			add(tok.name+" then "+end, tok.kind, tok.secret, "the token ("+tok.secret+end+" next")
+		}
+		add(tok.name+" ends a sentence", tok.kind, tok.secret, "Publish with "+tok.secret+".")
+		add(tok.name+" in a query", tok.kind, tok.secret, "https://example.com/hook?key="+tok.secret+"&next=1")
+		add(tok.name+" in a list", tok.kind, tok.secret, "tokens: "+tok.secret+", and more; done")
+	}
+	add("aws assignment ends a sentence", "aws-secret-key", aws, "Set aws_secret_access_key = "+aws+".")
+	add("aws sentence", "aws-secret-key", aws, "The AWS secret key is "+aws+".")
+	add("aws access key sentence", "aws-secret-key", aws, "Our aws secret access key: "+aws+". Rotate it.")
+	add("password colon", "generic-secret", pw, "password: "+pw)
+	add("password colon ends a sentence", "generic-secret", pw, "Log in with password: "+pw+".")
+	add("db password is", "generic-secret", pw, "the db password is "+pw)
+	add("password for prod is", "generic-secret", pw, "The password for prod is "+pw+", keep it safe.")
+	add("env password", "generic-secret", pw, "DB_PASSWORD="+pw+"\n")
+	add("quoted password is", "generic-secret", pw, "the passphrase is '"+pw+"'.")
+	return out
+}
