@@ -57,16 +57,16 @@ func redactTool(t *contract.Tool, red Redactor) {
 		t.Keywords = kws
 	}
 	if len(t.InputSchema) > 0 {
-		if s, err := redactJSON(t.InputSchema, red); err == nil {
+		if s, err := mapStrings(t.InputSchema, red.String); err == nil {
 			t.InputSchema = s
 		}
 	}
 }
 
-// redactJSON returns raw with every string, object keys included,
-// redacted; raw itself when none holds a secret. The output is compact
-// JSON with the input's keys in the input's order.
-func redactJSON(raw json.RawMessage, red Redactor) (json.RawMessage, error) {
+// mapStrings returns raw with fn applied to every string, object keys
+// included; raw itself when fn changes none. The output is compact JSON
+// with the input's keys in the input's order.
+func mapStrings(raw json.RawMessage, fn func(string) string) (json.RawMessage, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var out bytes.Buffer
@@ -113,7 +113,7 @@ func redactJSON(raw json.RawMessage, red Redactor) (json.RawMessage, error) {
 			out.WriteByte(byte(v))
 		case string:
 			sep()
-			s := red.String(v)
+			s := fn(v)
 			changed = changed || s != v
 			if err := enc.Encode(s); err != nil {
 				return nil, err

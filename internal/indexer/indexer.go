@@ -15,6 +15,7 @@ import (
 	"github.com/knowhub/knowhub/internal/bus"
 	"github.com/knowhub/knowhub/internal/catalog"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/redact"
 )
 
@@ -60,7 +61,9 @@ type Worker struct {
 	kb    jetstream.KeyValue
 	an    *analysis.Analyzer
 	red   Redactor
-	log   *slog.Logger
+	// screen refuses tools whose served text reads as prompt injection.
+	screen *kb.Screen
+	log    *slog.Logger
 }
 
 // New returns an indexer consuming on deps.NC; Run drives it.
@@ -90,7 +93,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 		}
 		red = r
 	}
-	w := &Worker{cfg: cfg, bus: b, files: broker.NewFilesBound(b.JetStream()), an: an, red: red, log: deps.Logger.With("component", Stage)}
+	w := &Worker{cfg: cfg, bus: b, files: broker.NewFilesBound(b.JetStream()), an: an, red: red, screen: kb.NewScreen(), log: deps.Logger.With("component", Stage)}
 	consumers := []struct {
 		stage, stream, filter string
 		// concurrency 1 keeps index writes in stream order, which is what
@@ -149,7 +152,7 @@ func (w *Worker) handleTool(ctx context.Context, m *bus.Message) error {
 	if want := contract.ToolSubject(ev.Name); ev.Name == "" || want != m.Subject {
 		return bus.Permanent(fmt.Errorf("tool event for %q arrived on %s, want %s", w.red.String(ev.Name), m.Subject, want))
 	}
-	val, err := toolDoc(&ev, m.Seq, w.an, w.red)
+	val, err := toolDoc(&ev, m.Seq, w.an, w.red, w.screen)
 	if err != nil {
 		return bus.Permanent(err)
 	}
@@ -160,9 +163,9 @@ func (w *Worker) handleTool(ctx context.Context, m *bus.Message) error {
 }
 
 // toolDoc returns the encoded index document of a tool event at
-// KH_TOOLS sequence seq, its text redacted as the API redacts it before
-// publishing; an error means the event can never be indexed.
-func toolDoc(ev *contract.ToolEvent, seq uint64, an *analysis.Analyzer, red Redactor) ([]byte, error) {
+// KH_TOOLS sequence seq, its text redacted and screened as the API does
+// before publishing; an error means the event can never be indexed.
+func toolDoc(ev *contract.ToolEvent, seq uint64, an *analysis.Analyzer, red Redactor, sc catalog.Screener) ([]byte, error) {
 	if name := red.String(ev.Name); name != ev.Name {
 		return nil, fmt.Errorf("tool event for %q: the name holds a secret", name)
 	}
@@ -179,6 +182,9 @@ func toolDoc(ev *contract.ToolEvent, seq uint64, an *analysis.Analyzer, red Reda
 			return nil, err
 		}
 		if err := catalog.Validate(tools); err != nil {
+			return nil, err
+		}
+		if err := catalog.Screen(tools, sc); err != nil {
 			return nil, err
 		}
 		doc = catalog.BuildDoc(&tools[0], seq, an)
