@@ -98,6 +98,7 @@ func ownRules() ([]*rule, error) {
 			keywords: []string{"password", "passwd", "passphrase", "pwd"},
 			group:    1,
 			prio:     prioGeneric,
+			pre:      passwordNext,
 			check:    passwordValue,
 		},
 		{
@@ -353,6 +354,38 @@ func strongPassword(secret, match string) bool {
 		}
 	}
 	return letter && other && entropy(secret) >= 3
+}
+
+// passwordNext reports whether the password keyword at s[start:end] is
+// followed by what can lead to its value: an assignment sign, or a space
+// and "is", "was", "will", "for", "of" or "on". Most mentions of a
+// password in prose are not, and cost no regexp.
+func passwordNext(s string, _, end int) bool {
+	i := end
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	if i == len(s) {
+		return false
+	}
+	if s[i] == '=' || s[i] == ':' {
+		return true
+	}
+	if i == end {
+		return false
+	}
+	j := i
+	for j < len(s) && j-i < 5 && (s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z') {
+		j++
+	}
+	if j == len(s) || s[j] != ' ' && s[j] != '\t' {
+		return false
+	}
+	switch strings.ToLower(s[i:j]) {
+	case "is", "was", "will", "for", "of", "on":
+		return true
+	}
+	return false
 }
 
 // passwordValue accepts an unquoted value a sentence or a setting names
