@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -106,5 +107,56 @@ func TestRedactRefusesASecretName(t *testing.T) {
 	}
 	if tried < 20 {
 		t.Errorf("only %d planted secrets are found in a bare name", tried)
+	}
+}
+
+// FuzzRedactSchema checks that a schema stays the JSON it was, apart from
+// redacted strings: valid, with the same shape.
+func FuzzRedactSchema(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"object","properties":{"a":{"enum":[1,true,null,"x"]}}}`,
+		`{"a":"password: Xy7!ab9cQ2 \u00e9\ud83d\ude00","b":[[],{}],"c":-1.5e-7}`,
+		`{"k":"` + redacttest.Escaped(redacttest.Planted()[30].Text()) + `"}`,
+	} {
+		f.Add(s)
+	}
+	red := newRedactor(f)
+	f.Fuzz(func(t *testing.T, in string) {
+		var before any
+		if json.Unmarshal([]byte(in), &before) != nil {
+			return
+		}
+		if _, ok := before.(map[string]any); !ok {
+			return
+		}
+		tools := []contract.Tool{{Name: "t", Type: contract.ToolCore, Description: "d", InputSchema: json.RawMessage(in)}}
+		if err := catalog.Redact(tools, red); err != nil {
+			t.Fatal(err)
+		}
+		var after any
+		if err := json.Unmarshal(tools[0].InputSchema, &after); err != nil {
+			t.Fatalf("%q became invalid JSON %q: %v", in, tools[0].InputSchema, err)
+		}
+		if shape(before) != shape(after) {
+			t.Fatalf("%q changed shape: %q", in, tools[0].InputSchema)
+		}
+	})
+}
+
+// shape describes a JSON value's structure without its strings.
+func shape(v any) string {
+	switch x := v.(type) {
+	case map[string]any:
+		return fmt.Sprintf("{%d}", len(x))
+	case []any:
+		s := "["
+		for _, e := range x {
+			s += shape(e) + ","
+		}
+		return s + "]"
+	case string:
+		return "s"
+	default:
+		return fmt.Sprint(x)
 	}
 }
