@@ -389,9 +389,11 @@ func passwordNext(s string, _, end int) bool {
 }
 
 // passwordValue accepts an unquoted value a sentence or a setting names
-// as a password when prose detection would (see proseValue).
+// as a password when prose detection would (see proseValue), unless it is
+// a YAML tag that fetches the password from elsewhere ("!vault",
+// "!secret wifi_password").
 func passwordValue(secret, _ string) bool {
-	return proseValue(secret, "password", false)
+	return !strings.HasPrefix(secret, "!") && proseValue(secret, "password", false)
 }
 
 // weakPassword reports whether a password is too short, or a word or name
