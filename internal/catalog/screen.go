@@ -24,7 +24,7 @@ func Screen(tools []contract.Tool, sc Screener) error {
 		flag := func(field, text string) bool {
 			reason, ok := sc.Check(text)
 			if ok {
-				errs = append(errs, fmt.Errorf("tools[%d] (%q).%s: reads as %s; tool descriptions are served to agents, so it is refused", i, t.Name, field, reason))
+				errs = append(errs, fmt.Errorf("tools[%d] (%q).%s: reads as %s; a tool's text is served to agents, so the tool is refused", i, t.Name, field, reason))
 			}
 			return ok
 		}
