@@ -23,11 +23,21 @@ func (s *Service) SearchTools(ctx context.Context, req contract.ToolSearchReques
 	return s.engine.SearchTools(req)
 }
 
-// UpsertTools validates a batch as a whole and, only if every tool is
-// valid, publishes each descriptor to KH_TOOLS. The indexer makes them
-// searchable; the reply carries each tool's sequence for min_seq.
+// UpsertTools redacts, validates and screens a batch as a whole and, only
+// if every tool is valid, publishes each descriptor to KH_TOOLS. Every
+// producer of tools (HTTP, NATS, the CLI) comes through here, so no
+// secret in a description, keyword or input schema reaches the stream,
+// and no text that reads as prompt injection is served to agents. The
+// indexer makes them searchable; the reply carries each tool's sequence
+// for min_seq.
 func (s *Service) UpsertTools(ctx context.Context, req contract.ToolsUpsertRequest) (*contract.ToolsWriteResponse, error) {
+	if err := catalog.Redact(req.Tools, s.red); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
 	if err := catalog.Validate(req.Tools); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	if err := catalog.Screen(req.Tools, s.screen); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 	events := make([]contract.ToolEvent, len(req.Tools))

@@ -142,6 +142,7 @@ type Node struct {
 	stages   Stages
 	services []Service
 	an       *analysis.Analyzer
+	red      *redact.Redactor
 
 	Watcher *watcher.Watcher
 	Query   *query.Replica
@@ -161,6 +162,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 	if err != nil {
 		return nil, fmt.Errorf("redactor: %w", err)
 	}
+	n.red = red
 	var intake *transcript.Intake
 	if stages.Query {
 		if intake, err = NewIntake(cfg, red); err != nil {
@@ -177,7 +179,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		n.add(chunker.Stage, w.Run)
 	}
 	if stages.Indexer {
-		w, err := indexer.New(indexer.Config{MaxFileBytes: cfg.Watcher.MaxFileBytes}, indexer.Deps{NC: nc, Logger: log, Analyzer: an})
+		w, err := indexer.New(indexer.Config{MaxFileBytes: cfg.Watcher.MaxFileBytes}, indexer.Deps{NC: nc, Logger: log, Analyzer: an, Redactor: red})
 		if err != nil {
 			return nil, err
 		}
