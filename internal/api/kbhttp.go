@@ -68,6 +68,7 @@ type KBSearchHTTP struct {
 	Total   int      `json:"total"`
 	Results []kb.Hit `json:"results"`
 	Prompt  string   `json:"prompt,omitempty"`
+	contract.Completeness
 }
 
 func (s *Service) httpSearchKB(w http.ResponseWriter, r *http.Request) {
@@ -101,7 +102,7 @@ func (s *Service) httpSearchKB(w http.ResponseWriter, r *http.Request) {
 		writeError(w, StatusOf(err), err)
 		return
 	}
-	out := KBSearchHTTP{Count: len(resp.Hits), Total: resp.Total, Results: resp.Hits, Prompt: resp.Prompt}
+	out := KBSearchHTTP{Count: len(resp.Hits), Total: resp.Total, Results: resp.Hits, Prompt: resp.Prompt, Completeness: resp.Completeness}
 	if out.Results == nil {
 		out.Results = []kb.Hit{}
 	}

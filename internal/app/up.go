@@ -101,14 +101,12 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 			}
 		}
 		tick.Stop()
+		node.ObserveSync(func(p Progress) { show(p, false) })
 		select {
-		case <-node.API.Ready():
+		case <-node.Complete():
+			meter.Finish()
 		case <-ctx.Done():
-			return
-		}
-		err := WatchCaughtUp(ctx, js, node.Query.Engine().Revision, func(p Progress) { show(p, false) })
-		meter.Finish()
-		if err != nil {
+			meter.Finish()
 			return
 		}
 		st := node.Query.Engine().Stats(true).Collections[contract.CollectionDocs]

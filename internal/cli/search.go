@@ -86,6 +86,7 @@ func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func printHits(w io.Writer, resp *contract.SearchResponse) {
+	printIndexing(w, resp.Completeness)
 	if len(resp.Hits) == 0 {
 		fmt.Fprintf(w, "no sections match %q\n", resp.Query)
 		return
@@ -104,6 +105,14 @@ func printHits(w io.Writer, resp *contract.SearchResponse) {
 		fmt.Fprintf(w, "shadowed: %s  %s  by %s: %s\n", s.Repo, s.Path, s.ShadowedBy, s.Reason)
 	}
 	fmt.Fprintf(w, "%d of %d matching sections in %dµs\n", len(resp.Hits), resp.Total, resp.TookMicros)
+}
+
+// printIndexing prints the line that warns of results from a partial
+// index.
+func printIndexing(w io.Writer, c contract.Completeness) {
+	if c.Indexing {
+		fmt.Fprintln(w, contract.IndexingNote)
+	}
 }
 
 type stringList []string
@@ -156,5 +165,11 @@ func cmdStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		st.IndexRevision, prog.IndexLastRev, st.Analyzer, st.Ready)
 	fmt.Fprintf(stdout, "pipeline  KH_FILES at %d, chunker pending %d, indexer pending %d, dead letters %d\n",
 		prog.FilesLastSeq, prog.ChunkerPending, prog.IndexerPending, prog.DeadLetters)
+	if st.Indexing {
+		fmt.Fprintln(stdout, "state     "+contract.IndexingNote)
+	}
+	if st.Problem != "" {
+		fmt.Fprintln(stdout, "problem   "+st.Problem)
+	}
 	return nil
 }

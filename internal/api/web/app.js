@@ -103,6 +103,11 @@ function kbHit(h) {
     el("div", { class: "desc" }, h.content));
 }
 
+// partial is the note shown beside results from an index still being built.
+function partial(r) {
+  return r.indexing ? " · still indexing: results may be incomplete" : "";
+}
+
 async function search() {
   const q = $("q").value.trim();
   const results = $("results");
@@ -121,7 +126,7 @@ async function search() {
       const repo = $("repo-filter").value;
       if (repo) p.set("repo", repo);
       const r = await api("GET", "/api/docs/search?" + p);
-      $("summary").textContent = r.hits.length + " of " + r.total + " sections · " + r.took_us + " µs";
+      $("summary").textContent = r.hits.length + " of " + r.total + " sections · " + r.took_us + " µs" + partial(r);
       results.append(...r.hits.map(docHit));
       if (r.shadowed && r.shadowed.length) {
         shadowed.append(...r.shadowed.map(shadowedHit));
@@ -129,13 +134,13 @@ async function search() {
       }
     } else if (tab === "tools") {
       const r = await api("GET", "/api/tools/search?" + p);
-      $("summary").textContent = r.hits.length + " of " + r.total + " tools";
+      $("summary").textContent = r.hits.length + " of " + r.total + " tools" + partial(r);
       results.append(...r.hits.map(toolHit));
     } else {
       const type = $("type-filter").value;
       if (type) p.set("types", type);
       const r = await api("GET", "/api/knowledge/search?" + p);
-      $("summary").textContent = r.count + " of " + r.total + " entries";
+      $("summary").textContent = r.count + " of " + r.total + " entries" + partial(r);
       results.append(...r.results.map(kbHit));
     }
     if (!results.children.length) results.append(el("li", { class: "none" }, "No hits."));
