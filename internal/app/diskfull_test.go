@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,6 +53,76 @@ func freeBytes(t *testing.T, dir string) int64 {
 	return int64(st.Bavail) * int64(st.Bsize)
 }
 
+// fillDisk writes a file on dir's filesystem, of size bytes, that leaves
+// less free space than the reserve JetStream keeps out of its own reach.
+func fillDisk(t *testing.T, dir string, size int64) {
+	t.Helper()
+	fill := freeBytes(t, dir) - broker.DiskReserve(size)/4
+	if err := os.WriteFile(filepath.Join(dir, "filler"), make([]byte, fill), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func growTmpfs(t *testing.T, dir string, size int64) {
+	t.Helper()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_REMOUNT, fmt.Sprintf("size=%d", size)); err != nil {
+		t.Fatalf("grow the tmpfs: %v", err)
+	}
+}
+
+// upRun is `up` running in the test, with its output and its log.
+type upRun struct {
+	t         *testing.T
+	logs, out natstest.LogBuffer
+	done      chan error
+	stop      func()
+}
+
+// startUp runs `up` until the test ends.
+func startUp(t *testing.T, cfg *config.Config) *upRun {
+	t.Helper()
+	u := &upRun{t: t, done: make(chan error, 1)}
+	log := slog.New(slog.NewTextHandler(&u.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { u.done <- Up(ctx, cfg, log, &u.out, "knowhub") }()
+	var once sync.Once
+	u.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-u.done:
+				if err != nil {
+					t.Errorf("up stopped with %v", err)
+				}
+			case <-time.After(15 * time.Second):
+				t.Error("up did not stop within 15s of cancellation")
+			}
+		})
+	}
+	t.Cleanup(u.stop)
+	natstest.WaitFor(t, 30*time.Second, "up to listen", func() bool { return strings.Contains(u.out.String(), "HTTP   http://") })
+	return u
+}
+
+// base is the HTTP API's URL.
+func (u *upRun) base() string {
+	return regexp.MustCompile(`HTTP   (http://\S+)`).FindStringSubmatch(u.out.String())[1]
+}
+
+func (u *upRun) readyz() (int, api.Readiness) {
+	u.t.Helper()
+	resp, err := http.Get(u.base() + "/readyz")
+	if err != nil {
+		u.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var rd api.Readiness
+	if err := json.NewDecoder(resp.Body).Decode(&rd); err != nil {
+		u.t.Fatal(err)
+	}
+	return resp.StatusCode, rd
+}
+
 // TestFullDiskIsLoudAndRecovers runs `up` with its data directory on a
 // small filesystem, fills that filesystem, edits the repository, then
 // grows the filesystem: the full disk is an error naming it, /readyz and
@@ -68,47 +139,16 @@ func TestFullDiskIsLoudAndRecovers(t *testing.T) {
 	cfg.DataDir = data
 	cfg.NATS.Listen = "127.0.0.1:-1"
 	cfg.HTTP.Listen = "127.0.0.1:0"
-	var logs, out natstest.LogBuffer
-	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- Up(ctx, cfg, log, &out, "knowhub") }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("up stopped with %v", err)
-			}
-		case <-time.After(15 * time.Second):
-			t.Error("up did not stop within 15s of cancellation")
-		}
-	})
-	natstest.WaitFor(t, 30*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "indexed 3 files") })
-	base := regexp.MustCompile(`HTTP   (http://\S+)`).FindStringSubmatch(out.String())[1]
-
-	readyz := func() (int, api.Readiness) {
-		resp, err := http.Get(base + "/readyz")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var rd api.Readiness
-		if err := json.NewDecoder(resp.Body).Decode(&rd); err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, rd
-	}
+	u := startUp(t, cfg)
+	natstest.WaitFor(t, 30*time.Second, "up to report the index", func() bool { return strings.Contains(u.out.String(), "indexed 3 files") })
+	base, logs, readyz := u.base(), &u.logs, u.readyz
 	if code, rd := readyz(); code != http.StatusOK || rd.State != api.StateComplete {
 		t.Fatalf("/readyz before the disk fills: %d %+v", code, rd)
 	}
 
 	// Another writer fills the disk, leaving less than the reserve
 	// JetStream keeps out of its own reach.
-	fill := freeBytes(t, data) - broker.DiskReserve(size)/4
-	if err := os.WriteFile(filepath.Join(data, "filler"), make([]byte, fill), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	fillDisk(t, data, size)
 	jsDir := filepath.Join(data, "jetstream")
 	natstest.WaitFor(t, 20*time.Second, "/readyz to say the disk is full", func() bool {
 		code, rd := readyz()
@@ -134,9 +174,7 @@ func TestFullDiskIsLoudAndRecovers(t *testing.T) {
 	})
 
 	// The disk grows: work resumes by itself.
-	if err := unix.Mount("tmpfs", data, "tmpfs", unix.MS_REMOUNT, fmt.Sprintf("size=%d", 4*size)); err != nil {
-		t.Fatalf("grow the tmpfs: %v", err)
-	}
+	growTmpfs(t, data, 4*size)
 	var found contract.SearchResponse
 	natstest.WaitFor(t, 60*time.Second, "every edit indexed after the disk grew", func() bool {
 		getJSON(t, base+"/api/docs/search?q=quokka&top_k=100&group=pages", &found)
@@ -158,4 +196,44 @@ func TestFullDiskIsLoudAndRecovers(t *testing.T) {
 	if !strings.Contains(logs.String(), "disk space is back") {
 		t.Errorf("no line says the disk space is back")
 	}
+}
+
+// TestUpOnAFullDiskWaitsForRoom restarts `up` on a data directory whose
+// disk filled while it was stopped: it stays up and says why it is
+// stalled, and indexes the new file once the disk grows.
+func TestUpOnAFullDiskWaitsForRoom(t *testing.T) {
+	const size = 64 << 20
+	data := mountTmpfs(t, size)
+	docs := t.TempDir()
+	writeFile(t, filepath.Join(docs, "base.md"), "# Base\n\nThe gateway restarts cleanly.\n")
+	cfg := testConfig(config.Repository{Name: "docs", Path: docs})
+	cfg.DataDir = data
+	cfg.NATS.Listen = "127.0.0.1:-1"
+	cfg.HTTP.Listen = "127.0.0.1:0"
+	first := startUp(t, cfg)
+	natstest.WaitFor(t, 30*time.Second, "up to report the index", func() bool { return strings.Contains(first.out.String(), "indexed 1 files") })
+	first.stop()
+
+	fillDisk(t, data, size)
+	writeFile(t, filepath.Join(docs, "new.md"), "# New\n\nThe quokka handbook.\n")
+	u := startUp(t, cfg)
+	natstest.WaitFor(t, 20*time.Second, "/readyz to say the disk is full", func() bool {
+		code, rd := u.readyz()
+		return code == http.StatusServiceUnavailable && strings.Contains(rd.Error, "disk full at ")
+	})
+	select {
+	case err := <-u.done:
+		t.Fatalf("up on a full disk exited: %v", err)
+	default:
+	}
+	growTmpfs(t, data, 4*size)
+	var found contract.SearchResponse
+	natstest.WaitFor(t, 60*time.Second, "the new file indexed after the disk grew", func() bool {
+		getJSON(t, u.base()+"/api/docs/search?q=quokka", &found)
+		return found.Total == 1
+	})
+	natstest.WaitFor(t, 20*time.Second, "/readyz complete", func() bool {
+		code, rd := u.readyz()
+		return code == http.StatusOK && rd.State == api.StateComplete
+	})
 }
