@@ -31,9 +31,6 @@ type EmbeddedConfig struct {
 	// Logger receives the disk guard's lines (a full disk is an error);
 	// nil discards them.
 	Logger *slog.Logger
-	// DiskCheckEvery is how often the free space of StoreDir's disk is
-	// read to set JetStream's storage limit (default 1s).
-	DiskCheckEvery time.Duration
 }
 
 // Embedded is a running in-process NATS server with JetStream.
@@ -113,12 +110,8 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	every := cfg.DiskCheckEvery
-	if every <= 0 {
-		every = time.Second
-	}
-	e.guard = &diskGuard{srv: srv, dir: cfg.StoreDir, log: log.With("component", "disk"), every: every, stat: statDisk}
-	// The first check sets the limit before any client connects.
+	e.guard = &diskGuard{srv: srv, dir: cfg.StoreDir, log: log.With("component", "disk")}
+	// The first check sets the limit before knowhub's own clients connect.
 	e.guard.check()
 	go func() {
 		defer close(e.done)

@@ -40,30 +40,32 @@ type diskSpace struct {
 	size, free int64
 }
 
+// diskCheckEvery is how often the guard reads the free space.
+const diskCheckEvery = time.Second
+
 // diskGuard sets the storage limit of the embedded server's account from
-// the free space of the store directory's filesystem, every interval.
+// the free space of the store directory's filesystem, every
+// diskCheckEvery.
 type diskGuard struct {
-	srv   *server.Server
-	dir   string
-	log   *slog.Logger
-	every time.Duration
-	stat  func(dir string) (diskSpace, error)
+	srv *server.Server
+	dir string
+	log *slog.Logger
 
 	mu      sync.Mutex
 	problem error
 	limit   int64
 }
 
-// run checks at once, then every g.every, until ctx ends.
+// run checks every diskCheckEvery until ctx ends.
 func (g *diskGuard) run(ctx context.Context) {
-	tick := time.NewTicker(g.every)
+	tick := time.NewTicker(diskCheckEvery)
 	defer tick.Stop()
 	for {
-		g.check()
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+			g.check()
 		}
 	}
 }
@@ -74,7 +76,7 @@ func (g *diskGuard) run(ctx context.Context) {
 // less than an eighth of the reserve as room, the disk counts as full and
 // writes are refused until space is freed.
 func (g *diskGuard) check() {
-	ds, err := g.stat(g.dir)
+	ds, err := statDisk(g.dir)
 	if err != nil {
 		g.log.Warn("cannot read the free space of the data directory", "dir", g.dir, "err", err)
 		return
