@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/knowhub/knowhub/internal/api"
 	"github.com/knowhub/knowhub/internal/config"
@@ -130,5 +133,36 @@ func TestSearchesSayIndexingUntilTheInitialSyncIsIndexed(t *testing.T) {
 	}
 	if resp := searchDocs(t, srv.NC, contract.SearchRequest{Query: "zeppelin"}); resp.Total != 5 {
 		t.Errorf("%d sections found after the initial sync, want 5", resp.Total)
+	}
+}
+
+// The page says when its results come from a partial index.
+func TestWebPageSaysStillIndexing(t *testing.T) {
+	srv := natstest.Start(t, "")
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "page.md"), "# Page\n\nThe zeppelin manual.\n")
+	cfg := testConfig(config.Repository{Name: "docs", Path: root})
+	cfg.HTTP.Listen = "127.0.0.1:0"
+	node := startStages(t, srv, cfg, Stages{Watcher: true, Chunker: true, Query: true}) // no indexer
+	select {
+	case <-node.API.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("node not ready in time")
+	}
+	b := page{t: t, ctx: browser(t)}
+	b.do("search from a partial index",
+		chromedp.Navigate("http://"+node.HTTPAddr()+"/"),
+		chromedp.WaitVisible(chromedp.CSS("#q")),
+		chromedp.SendKeys(chromedp.CSS("#q"), "zeppelin"),
+		chromedp.Click(chromedp.CSS("#search-btn")),
+		chromedp.WaitVisible(chromedp.CSS("#results li.none")),
+		chromedp.WaitVisible(chromedp.CSS("#status-ready")),
+	)
+	b.screenshot("indexing")
+	if s := b.text("#summary"); !strings.Contains(s, contract.IndexingNote) {
+		t.Errorf("summary %q does not say %q", s, contract.IndexingNote)
+	}
+	if s := b.text("#status-ready"); !strings.Contains(s, contract.IndexingNote) {
+		t.Errorf("status panel %q does not say %q", s, contract.IndexingNote)
 	}
 }
