@@ -24,17 +24,7 @@ func (s *Service) routes() *http.ServeMux {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if !s.IsReady() {
-			writeError(w, http.StatusServiceUnavailable, errors.New("index is still loading"))
-			return
-		}
-		if p := s.Integrity(); p != "" {
-			writeError(w, http.StatusServiceUnavailable, errors.New(p))
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	})
+	mux.HandleFunc("GET /readyz", s.httpReadyz)
 	mux.HandleFunc("GET /api/stats", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.stats())
 	})
@@ -49,6 +39,47 @@ func (s *Service) routes() *http.ServeMux {
 	mux.HandleFunc("POST /api/extract", s.httpExtract)
 	mux.Handle("/mcp", checkedBody(s.mcpHandler()))
 	return mux
+}
+
+// Readiness is the body of GET /readyz. Status is "ready" with 200 while
+// the node answers searches, and State tells whether it answers from the
+// complete index or, during its initial sync, from a partial one; any
+// other status comes with 503 and Error says why.
+type Readiness struct {
+	Status   string `json:"status"`
+	State    string `json:"state"`
+	Complete bool   `json:"complete"`
+	Error    string `json:"error,omitempty"`
+}
+
+// Readiness states.
+const (
+	StateLoading  = "loading"  // the index has not loaded: 503
+	StateServing  = "serving"  // searches answer from a partial index: 200
+	StateComplete = "complete" // the initial sync is indexed: 200
+	StateStalled  = "stalled"  // a problem (disk full, damaged store) blocks progress: 503
+)
+
+func (s *Service) httpReadyz(w http.ResponseWriter, r *http.Request) {
+	rd := Readiness{Status: "ready", State: StateServing, Complete: s.Complete()}
+	if rd.Complete {
+		rd.State = StateComplete
+	}
+	problem := s.Problem()
+	if problem == "" {
+		problem = s.Integrity()
+	}
+	switch {
+	case !s.IsReady():
+		rd = Readiness{Status: "unavailable", State: StateLoading, Error: "index is still loading"}
+	case problem != "":
+		rd.Status, rd.State, rd.Error = "unavailable", StateStalled, problem
+	}
+	code := http.StatusOK
+	if rd.Status != "ready" {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, rd)
 }
 
 func (s *Service) httpSearchTools(w http.ResponseWriter, r *http.Request) {

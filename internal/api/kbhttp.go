@@ -93,6 +93,7 @@ type KBSearchHTTP struct {
 	Total   int      `json:"total"`
 	Results []kb.Hit `json:"results"`
 	Prompt  string   `json:"prompt,omitempty"`
+	contract.Completeness
 }
 
 func (s *Service) httpSearchKB(w http.ResponseWriter, r *http.Request) {
@@ -126,7 +127,7 @@ func (s *Service) httpSearchKB(w http.ResponseWriter, r *http.Request) {
 		writeError(w, StatusOf(err), err)
 		return
 	}
-	out := KBSearchHTTP{Count: len(resp.Hits), Total: resp.Total, Results: resp.Hits, Prompt: resp.Prompt}
+	out := KBSearchHTTP{Count: len(resp.Hits), Total: resp.Total, Results: resp.Hits, Prompt: resp.Prompt, Completeness: resp.Completeness}
 	if out.Results == nil {
 		out.Results = []kb.Hit{}
 	}

@@ -239,7 +239,11 @@ func (s *Service) SearchKB(ctx context.Context, req kb.SearchRequest) (*kb.Searc
 	if req.MinSeq > 0 && !s.waitApplied(ctx, contract.CollectionKB, req.MinSeq) {
 		return nil, fmt.Errorf("%w: knowledge index has not reached sequence %d within %s", ErrUnavailable, req.MinSeq, s.cfg.MinSeqWait)
 	}
-	return s.engine.SearchKB(req)
+	resp, err := s.engine.SearchKB(req)
+	if err == nil {
+		resp.Indexing = !s.Complete()
+	}
+	return resp, err
 }
 
 // kbRecordAt waits, up to kbFoldWait, until the KH_KB record of id has

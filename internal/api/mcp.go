@@ -176,6 +176,7 @@ type SearchDocsOutput struct {
 	Hits     []DocRef `json:"hits"`
 	Shadowed int      `json:"shadowed,omitempty"`
 	Total    int      `json:"total"`
+	contract.Completeness
 }
 
 // DocRef locates a docs section.
@@ -201,6 +202,7 @@ type SearchToolsInput struct {
 type SearchToolsOutput struct {
 	Tools []ToolRef `json:"tools"`
 	Total int       `json:"total"`
+	contract.Completeness
 }
 
 // ToolRef names a tool hit.
@@ -224,6 +226,7 @@ type KBSearchInput struct {
 type KBSearchOutput struct {
 	Entries []KBRef `json:"entries"`
 	Total   int     `json:"total"`
+	contract.Completeness
 }
 
 // KBRef names a knowledge hit.
@@ -299,6 +302,15 @@ func call[Req, Resp any](t *mcpTools, ctx context.Context, req *mcp.CallToolRequ
 	return out, nil
 }
 
+// indexingNote is the content that opens a search result from a partial
+// index: a line saying so, or nothing.
+func indexingNote(c contract.Completeness) []mcp.Content {
+	if !c.Indexing {
+		return nil
+	}
+	return []mcp.Content{text(contract.IndexingNote)}
+}
+
 func (t *mcpTools) searchDocs(ctx context.Context, req *mcp.CallToolRequest, in SearchDocsInput) (*mcp.CallToolResult, *SearchDocsOutput, error) {
 	sr := contract.SearchRequest{Query: in.Query, TopK: in.TopK, Repos: splitList([]string{in.Repo}), Content: true, Semantic: in.Semantic}
 	if sr.TopK == 0 {
@@ -308,8 +320,8 @@ func (t *mcpTools) searchDocs(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, err
 	}
-	out := &SearchDocsOutput{Hits: []DocRef{}, Shadowed: len(resp.Shadowed), Total: resp.Total}
-	res := &mcp.CallToolResult{}
+	out := &SearchDocsOutput{Hits: []DocRef{}, Shadowed: len(resp.Shadowed), Total: resp.Total, Completeness: resp.Completeness}
+	res := &mcp.CallToolResult{Content: indexingNote(resp.Completeness)}
 	if len(resp.Hits) == 0 {
 		res.Content = append(res.Content, text(fmt.Sprintf("No documentation section matches %q. Try other words or an identifier.", resp.Query)))
 		return res, out, nil
@@ -351,8 +363,8 @@ func (t *mcpTools) searchTools(ctx context.Context, req *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, nil, err
 	}
-	out := &SearchToolsOutput{Tools: []ToolRef{}, Total: resp.Total}
-	res := &mcp.CallToolResult{}
+	out := &SearchToolsOutput{Tools: []ToolRef{}, Total: resp.Total, Completeness: resp.Completeness}
+	res := &mcp.CallToolResult{Content: indexingNote(resp.Completeness)}
 	if len(resp.Hits) == 0 {
 		res.Content = append(res.Content, text(fmt.Sprintf("No tool matches %q.", resp.Query)))
 		return res, out, nil
@@ -385,7 +397,7 @@ func (t *mcpTools) kbSearch(ctx context.Context, req *mcp.CallToolRequest, in KB
 	if err != nil {
 		return nil, nil, err
 	}
-	out := &KBSearchOutput{Entries: []KBRef{}, Total: resp.Total}
+	out := &KBSearchOutput{Entries: []KBRef{}, Total: resp.Total, Completeness: resp.Completeness}
 	entries := make([]kb.Entry, 0, len(resp.Hits))
 	for _, h := range resp.Hits {
 		if h.State != kb.StateActive {
@@ -394,7 +406,7 @@ func (t *mcpTools) kbSearch(ctx context.Context, req *mcp.CallToolRequest, in KB
 		entries = append(entries, h.KBEntry)
 		out.Entries = append(out.Entries, KBRef{ID: h.ID, Types: h.Types, Score: round2(h.Score)})
 	}
-	res := &mcp.CallToolResult{}
+	res := &mcp.CallToolResult{Content: indexingNote(resp.Completeness)}
 	blocks := kb.PromptBlocks(entries)
 	if len(blocks) == 0 {
 		res.Content = append(res.Content, text(fmt.Sprintf("No saved knowledge matches %q.", resp.Query)))

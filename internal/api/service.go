@@ -64,6 +64,12 @@ type Deps struct {
 	// Intake sanitizes transcripts sent to kh.extract and POST
 	// /api/extract before they are stored; without it those answer 503.
 	Intake *transcript.Intake
+	// Complete reports whether the node's initial sync has been indexed;
+	// until then search replies carry indexing: true. Nil means always.
+	Complete func() bool
+	// Problem names what keeps the node from making progress (a full
+	// disk), or returns nil: /readyz answers 503 and stats show it.
+	Problem func() error
 }
 
 // Service serves an Index over NATS micro (Run) and HTTP (Handler).
@@ -83,6 +89,8 @@ type Service struct {
 	kbBucket jetstream.KeyValue
 	ready    chan struct{}
 	metrics  *Metrics
+	complete func() bool
+	problem  func() error
 }
 
 // New returns the API; Run serves its NATS endpoints, Handler its HTTP ones.
@@ -120,6 +128,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		screen: kb.NewScreen(),
 		intake: deps.Intake,
 		ready:  make(chan struct{}),
+
+		complete: deps.Complete,
+		problem:  deps.Problem,
 	}
 	s.metrics = NewMetrics(deps.JS)
 	s.metrics.instrumentAPI(s)
@@ -139,6 +150,20 @@ func (s *Service) open() bool { return len(s.cfg.Tokens) == 0 }
 
 // Integrity is what is known to be wrong with the index served, or "".
 func (s *Service) Integrity() string { return s.index.Integrity() }
+
+// Complete reports whether the initial sync has been indexed.
+func (s *Service) Complete() bool { return s.complete == nil || s.complete() }
+
+// Problem is what keeps the node from making progress, or "".
+func (s *Service) Problem() string {
+	if s.problem == nil {
+		return ""
+	}
+	if err := s.problem(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
 
 // IsReady reports whether the index has loaded.
 func (s *Service) IsReady() bool { return s.index.IsReady() }
@@ -238,6 +263,9 @@ func (s *Service) SearchDocs(ctx context.Context, sr contract.SearchRequest) (*c
 		return nil, fmt.Errorf("%w: index has not reached sequence %d within %s", ErrUnavailable, sr.MinSeq, s.cfg.MinSeqWait)
 	}
 	resp, err := s.engine.SearchDocs(sr)
+	if err == nil {
+		resp.Indexing = !s.Complete()
+	}
 	if err != nil || len(sr.Repos) == 0 || resp.Total > 0 {
 		return resp, err
 	}
@@ -285,6 +313,8 @@ func (s *Service) handleStats(req micro.Request) {
 func (s *Service) stats() *contract.StatsResponse {
 	st := s.engine.Stats(s.IsReady())
 	st.Integrity = s.Integrity()
+	st.Problem = s.Problem()
+	st.Indexing = !s.Complete()
 	return st
 }
 

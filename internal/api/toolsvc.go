@@ -20,7 +20,11 @@ func (s *Service) SearchTools(ctx context.Context, req contract.ToolSearchReques
 	if req.MinSeq > 0 && !s.waitApplied(ctx, contract.CollectionTools, req.MinSeq) {
 		return nil, fmt.Errorf("%w: tools index has not reached sequence %d within %s", ErrUnavailable, req.MinSeq, s.cfg.MinSeqWait)
 	}
-	return s.engine.SearchTools(req)
+	resp, err := s.engine.SearchTools(req)
+	if err == nil {
+		resp.Indexing = !s.Complete()
+	}
+	return resp, err
 }
 
 // UpsertTools redacts, validates and screens a batch as a whole and, only

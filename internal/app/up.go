@@ -30,6 +30,7 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 		StoreDir:   filepath.Join(cfg.DataDir, "jetstream"),
 		MaxPayload: int32(cfg.NATS.MaxPayload),
 		ListenFlag: "--nats-listen",
+		Logger:     log,
 	})
 	if err != nil {
 		return err
@@ -54,6 +55,7 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 	if err != nil {
 		return err
 	}
+	node.SetProblem(srv.DiskProblem)
 	fmt.Fprintf(out, "knowhub is up\n  NATS   %s\n", srv.ClientURL())
 	if addr := node.HTTPAddr(); addr != "" {
 		fmt.Fprintf(out, "  HTTP   http://%s\n", addr)
@@ -77,6 +79,9 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 				shown = now
 				st := node.Query.Engine().Stats(true).Collections[contract.CollectionDocs]
 				s := MeterSample{Done: st.Sources, Total: st.Sources + p.InFlight(), Sections: st.Chunks, Reading: reading}
+				if err := node.Problem(); err != nil {
+					s.Stalled = err.Error()
+				}
 				if !reading { // every file has been read: count files, not files with sections
 					sc := node.Watcher.Initial()
 					s.Total = sc.Published + sc.Unchanged
@@ -101,14 +106,12 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 			}
 		}
 		tick.Stop()
+		node.ObserveSync(func(p Progress) { show(p, false) })
 		select {
-		case <-node.API.Ready():
+		case <-node.Complete():
+			meter.Finish()
 		case <-ctx.Done():
-			return
-		}
-		err := WatchCaughtUp(ctx, js, node.Query.Engine().Revision, func(p Progress) { show(p, false) })
-		meter.Finish()
-		if err != nil {
+			meter.Finish()
 			return
 		}
 		st := node.Query.Engine().Stats(true).Collections[contract.CollectionDocs]

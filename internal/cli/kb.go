@@ -158,6 +158,9 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		switch {
 		case *asJSON:
 			return printJSON(stdout, resp)
+		}
+		printIndexing(stdout, resp.Completeness)
+		switch {
 		case resp.Prompt != "":
 			fmt.Fprintln(stdout, resp.Prompt)
 			return nil

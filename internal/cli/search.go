@@ -107,6 +107,7 @@ func stylesWanted(env func(string) (string, bool)) bool {
 // printHits writes the hits as text, matched words in bold where ansi
 // styles show and unmarked elsewhere.
 func printHits(w io.Writer, resp *contract.SearchResponse, ansi bool) {
+	printIndexing(w, resp.Completeness)
 	if len(resp.Hits) == 0 {
 		fmt.Fprintf(w, "no sections match %q\n", resp.Query)
 		return
@@ -127,6 +128,14 @@ func printHits(w io.Writer, resp *contract.SearchResponse, ansi bool) {
 		fmt.Fprintf(w, "shadowed: %s  %s  by %s: %s\n", s.Repo, s.Path, strings.Replace(by, ":", "  ", 1), s.Reason)
 	}
 	fmt.Fprintf(w, "%d of %d matching sections in %dµs\n", len(resp.Hits), resp.Total, resp.TookMicros)
+}
+
+// printIndexing prints the line that warns of results from a partial
+// index.
+func printIndexing(w io.Writer, c contract.Completeness) {
+	if c.Indexing {
+		fmt.Fprintln(w, contract.IndexingNote)
+	}
 }
 
 type stringList []string
@@ -179,5 +188,11 @@ func cmdStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		st.IndexRevision, prog.IndexLastRev, st.Analyzer, st.Ready)
 	fmt.Fprintf(stdout, "pipeline  file events %d, chunker pending %d, indexer pending %d, dead letters %d\n",
 		prog.FilesLastSeq, prog.ChunkerPending, prog.IndexerPending, prog.DeadLetters)
+	if st.Indexing {
+		fmt.Fprintln(stdout, "state     "+contract.IndexingNote)
+	}
+	if st.Problem != "" {
+		fmt.Fprintln(stdout, "problem   "+st.Problem)
+	}
 	return nil
 }

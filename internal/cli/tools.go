@@ -102,6 +102,7 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *asJSON {
 			return printJSON(stdout, resp)
 		}
+		printIndexing(stdout, resp.Completeness)
 		if len(resp.Hits) == 0 {
 			fmt.Fprintf(stdout, "no tool matches %q\n", resp.Query)
 		}

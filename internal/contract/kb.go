@@ -188,6 +188,7 @@ type KBSearchResponse struct {
 	Total      int     `json:"total"`
 	Prompt     string  `json:"prompt,omitempty"`
 	TookMicros int64   `json:"took_us"`
+	Completeness
 }
 
 // KBEvent is the payload of a KH_KNOWLEDGE message, published on KnowledgeSubject(ID).

@@ -112,4 +112,5 @@ type ToolSearchResponse struct {
 	Hits       []ToolHit `json:"hits"`
 	Total      int       `json:"total"`
 	TookMicros int64     `json:"took_us"`
+	Completeness
 }

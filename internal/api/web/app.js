@@ -319,8 +319,9 @@ async function loadStatus() {
     if (chosen && !repos.some((r) => r.repo === chosen)) sel.append(el("option", { value: chosen }, chosen));
     sel.value = chosen;
     const parts = [
-      el("p", { id: "status-ready", class: s.ready ? "ok" : "warn" },
-        s.ready ? "ready" : "loading", s.integrity ? " · " + s.integrity : ""),
+      el("p", { id: "status-ready", class: s.ready && !s.problem && !s.indexing ? "ok" : "warn" },
+        !s.ready ? "loading" : s.indexing ? "still indexing: results may be incomplete" : "ready",
+        s.problem ? " · " + s.problem : "", s.integrity ? " · " + s.integrity : ""),
       table(["repository", "files", "sections"], repos.map((r) => [r.repo, r.files, r.chunks])),
       table(["collection", "sources", "sections", "terms"],
         Object.entries(s.collections || {}).map(([n, c]) => [n, c.sources, c.chunks, c.terms])),
