@@ -56,6 +56,11 @@ func runKnowhub(t *testing.T, srv *natstest.Server, cfg *config.Config) string {
 	if err := app.WaitCaughtUp(wctx, srv.JS, node.Query.Engine().Revision); err != nil {
 		t.Fatal(err)
 	}
+	select { // replies no longer say the index is being built
+	case <-node.Complete():
+	case <-wctx.Done():
+		t.Fatal("the initial sync is not complete")
+	}
 	return srv.ClientURL()
 }
 
