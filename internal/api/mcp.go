@@ -28,6 +28,8 @@ type Ops interface {
 	SearchDocs(context.Context, contract.SearchRequest) (*contract.SearchResponse, error)
 	SearchTools(context.Context, contract.ToolSearchRequest) (*contract.ToolSearchResponse, error)
 	SearchKB(context.Context, kb.SearchRequest) (*kb.SearchResponse, error)
+	// SaveKB stores the entry under the scopes saveScopes gives the
+	// caller for the request's Scopes.
 	SaveKB(context.Context, kb.SaveRequest) (*kb.SaveResponse, error)
 	// FeedbackKB records helpful or harmful feedback (ActionFeedback only).
 	FeedbackKB(context.Context, kb.UpdateRequest) (*kb.UpdateResponse, error)
@@ -240,6 +242,7 @@ type KBSaveInput struct {
 	Score      int      `json:"score,omitempty" jsonschema:"how sure and useful you rate it, 1 (weak) to 5 (strong)"`
 	SourceName string   `json:"source_name,omitempty" jsonschema:"where it came from (a document, a tool, a person)"`
 	SourceURLs []string `json:"source_urls,omitempty" jsonschema:"links that back it up"`
+	Scopes     []string `json:"scopes,omitempty" jsonschema:"who may find it (kind:value, e.g. org:acme); only scopes you hold, and without any the entry gets all of yours"`
 }
 
 // KBSaveOutput is the structured result of kb_save.
@@ -405,7 +408,7 @@ func (t *mcpTools) kbSearch(ctx context.Context, req *mcp.CallToolRequest, in KB
 
 func (t *mcpTools) kbSave(ctx context.Context, req *mcp.CallToolRequest, in KBSaveInput) (*mcp.CallToolResult, *KBSaveOutput, error) {
 	sr := kb.SaveRequest{Task: in.Task, Content: in.Content, Types: in.Types, Score: in.Score,
-		Source: kb.Source{Name: in.SourceName, URLs: in.SourceURLs}}
+		Source: kb.Source{Name: in.SourceName, URLs: in.SourceURLs}, Scopes: in.Scopes}
 	resp, err := call(t, ctx, req, t.ops.SaveKB, sr)
 	if err != nil {
 		return nil, nil, err
@@ -506,10 +509,13 @@ func (o serviceOps) SearchKB(ctx context.Context, r kb.SearchRequest) (*kb.Searc
 }
 
 func (o serviceOps) SaveKB(ctx context.Context, r kb.SaveRequest) (*kb.SaveResponse, error) {
-	if _, err := o.caller(ctx); err != nil {
+	c, err := o.caller(ctx)
+	if err != nil {
 		return nil, err
 	}
-	r.Scopes = nil // MCP saves are unscoped, as an HTTP save without scopes
+	if r.Scopes, err = saveScopes(c, r.Scopes); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrForbidden, err)
+	}
 	return o.s.SaveKB(ctx, r)
 }
 

@@ -498,6 +498,64 @@ func TestMCPOverHTTPNeedsAToken(t *testing.T) {
 	}
 }
 
+// TestMCPSavesKeepToTheCallersScopes saves through /mcp with a token and
+// through `knowhub mcp --scopes` (Remote): an entry saved without scopes
+// gets the caller's own, another tenant neither finds nor rates it, and a
+// scope the caller does not hold is refused.
+func TestMCPSavesKeepToTheCallersScopes(t *testing.T) {
+	kh := startKnowhub(t,
+		config.Token{Name: "acme-agent", Token: "acme-secret-1", Scopes: []string{"org:acme", api.AdminScope}},
+		config.Token{Name: "beta-agent", Token: "beta-secret-2", Scopes: []string{"org:beta"}},
+	)
+	addr := kh.node.HTTPAddr()
+	session := func(token string) *mcp.ClientSession {
+		cs, err := connectHTTP(t, addr, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	for _, tt := range []struct {
+		name          string
+		tenant, other *mcp.ClientSession
+	}{
+		{"http", session("acme-secret-1"), session("beta-secret-2")},
+		{"stdio", connect(t, &api.Remote{NC: kh.srv.NC, Scopes: []string{"org:acme"}}), connect(t, &api.Remote{NC: kh.srv.NC, Scopes: []string{"org:beta"}})},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			task := "Acme release train cut-off (" + tt.name + ")"
+			res := callTool(t, tt.tenant, api.ToolKBSave, map[string]any{"task": task,
+				"content": "Acme cuts the release branch on Tuesdays at noon (" + tt.name + ").", "types": []string{"strategy"}})
+			if res.IsError {
+				t.Fatalf("kb_save: %v", texts(t, res))
+			}
+			saved := structured[api.KBSaveOutput](t, res)
+			natstest.WaitFor(t, 10*time.Second, "the entry to be searchable by its tenant", func() bool {
+				out := structured[api.KBSearchOutput](t, callTool(t, tt.tenant, api.ToolKBSearch, map[string]any{"query": task}))
+				return len(out.Entries) > 0 && out.Entries[0].ID == saved.ID
+			})
+			e, err := kh.node.API.GetKB(t.Context(), contract.KBGetRequest{ID: saved.ID}, true)
+			if err != nil || !slices.Equal(e.Scopes, []string{"org:acme"}) {
+				t.Errorf("saved with scopes %v (%v), want the tenant's own [org:acme]", e.Scopes, err)
+			}
+			if out := structured[api.KBSearchOutput](t, callTool(t, tt.other, api.ToolKBSearch, map[string]any{"query": task})); len(out.Entries) != 0 {
+				t.Errorf("another tenant finds the entry: %+v", out)
+			}
+			wantToolError(t, callTool(t, tt.other, api.ToolKBUpdate, map[string]any{"knowledge_id": saved.ID, "is_helpful": false}), "no entry")
+
+			wantToolError(t, callTool(t, tt.tenant, api.ToolKBSave, map[string]any{"task": task + " for beta",
+				"content": "Beta cuts on Mondays.", "types": []string{"strategy"}, "scopes": []string{"org:beta"}}), `scope "org:beta" is not granted`)
+			wantToolError(t, callTool(t, tt.tenant, api.ToolKBSave, map[string]any{"task": task + " for admins",
+				"content": "Admins cut on Sundays.", "types": []string{"strategy"}, "scopes": []string{"org:acme", "org:beta"}}), "not granted")
+			res = callTool(t, tt.tenant, api.ToolKBSave, map[string]any{"task": task + ", named scope",
+				"content": "Name the scope you hold (" + tt.name + ").", "types": []string{"strategy"}, "scopes": []string{"org:acme"}})
+			if res.IsError {
+				t.Errorf("kb_save naming a held scope: %v", texts(t, res))
+			}
+		})
+	}
+}
+
 func TestMCPSessionCannotBeTakenOverWithAnotherToken(t *testing.T) {
 	kh := startKnowhub(t,
 		config.Token{Name: "a", Token: "token-a"},
