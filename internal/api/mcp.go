@@ -62,7 +62,7 @@ func NewMCPServer(ops Ops, log *slog.Logger) *mcp.Server {
 	}
 	log = log.With("component", "mcp")
 	srv := mcp.NewServer(&mcp.Implementation{Name: "knowhub", Title: "knowhub", Version: Version},
-		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: log})
+		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: slog.New(sessionLog{log.Handler()})})
 	t := &mcpTools{ops: ops, log: log}
 	mcp.AddTool(srv, &mcp.Tool{
 		Name: ToolSearchDocs,
@@ -118,6 +118,31 @@ func NewMCPServer(ops Ops, log *slog.Logger) *mcp.Server {
 		InputSchema: inputSchema[KBUpdateInput](nil),
 	}, t.kbUpdate)
 	return srv
+}
+
+// sessionLog logs the SDK's session lines (connected, disconnected) at
+// debug level, not info: over stateless HTTP every request is a session.
+type sessionLog struct{ slog.Handler }
+
+func (h sessionLog) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.Handler.Enabled(ctx, demote(l))
+}
+
+func (h sessionLog) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = demote(r.Level)
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h sessionLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return sessionLog{h.Handler.WithAttrs(as)}
+}
+func (h sessionLog) WithGroup(g string) slog.Handler { return sessionLog{h.Handler.WithGroup(g)} }
+
+func demote(l slog.Level) slog.Level {
+	if l == slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return l
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -536,14 +561,25 @@ const tokenCallerKey = "knowhub.caller"
 // mcpHandler serves MCP over the streamable HTTP transport. The auth
 // middleware has already authenticated the request; with tokens
 // configured, the caller also travels as the SDK's token info, so every
-// tool call acts as the token of its own HTTP request and a session
-// cannot be taken over with another token.
+// tool call acts as the token of its own HTTP request.
+//
+// The transport is stateless: each POST is served by a session that ends
+// with it, and no Mcp-Session-Id is given out, so an initialize holds
+// nothing once answered and a flood of them cannot pile up sessions (a
+// session kept each for 30 minutes before). knowhub's tools need no
+// session: they make no requests to the client (sampling, elicitation,
+// roots) and send no notifications outside a request, and the protocol
+// lets a server give out no session id. Clients that use sessions
+// (Claude Code, Cursor, the MCP inspector, the Go, TypeScript and Python
+// SDKs) go on without one, and take the 405 to a GET as "no standalone
+// stream". Per-caller and total session caps with an idle timeout would
+// bound the same flood but still hold sessions an attacker opens.
 func (s *Service) mcpHandler() http.Handler {
 	srv := NewMCPServer(s.MCPOps(), s.log)
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{
+			Stateless:           true,
 			Logger:              s.log.With("component", "mcp-http"),
-			SessionTimeout:      30 * time.Minute,
 			MaxRequestBodyBytes: s.cfg.MaxBodyBytes,
 		})
 	if len(s.auth.tokens) == 0 {
