@@ -569,11 +569,12 @@ const tokenCallerKey = "knowhub.caller"
 // session kept each for 30 minutes before). knowhub's tools need no
 // session: they make no requests to the client (sampling, elicitation,
 // roots) and send no notifications outside a request, and the protocol
-// lets a server give out no session id. Clients that use sessions
-// (Claude Code, Cursor, the MCP inspector, the Go, TypeScript and Python
-// SDKs) go on without one, and take the 405 to a GET as "no standalone
-// stream". Per-caller and total session caps with an idle timeout would
-// bound the same flood but still hold sessions an attacker opens.
+// lets a server give out no session id. Clients that use sessions go on
+// without one and take the 405 to a GET as "no standalone stream": the
+// Go SDK's client (the tests) and the TypeScript SDK's, which Claude Code
+// and the MCP inspector use, were tried. Per-caller and total session
+// caps with an idle timeout would bound the same flood but still hold,
+// for the timeout, every session an attacker opens.
 func (s *Service) mcpHandler() http.Handler {
 	srv := NewMCPServer(s.MCPOps(), s.log)
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
