@@ -29,6 +29,8 @@ type Ops interface {
 	SearchDocs(context.Context, contract.SearchRequest) (*contract.SearchResponse, error)
 	SearchTools(context.Context, contract.ToolSearchRequest) (*contract.ToolSearchResponse, error)
 	SearchKB(context.Context, kb.SearchRequest) (*kb.SearchResponse, error)
+	// SaveKB stores the entry under the scopes saveScopes gives the
+	// caller for the request's Scopes.
 	SaveKB(context.Context, kb.SaveRequest) (*kb.SaveResponse, error)
 	// FeedbackKB records helpful or harmful feedback (ActionFeedback only).
 	FeedbackKB(context.Context, kb.UpdateRequest) (*kb.UpdateResponse, error)
@@ -61,7 +63,7 @@ func NewMCPServer(ops Ops, log *slog.Logger) *mcp.Server {
 	}
 	log = log.With("component", "mcp")
 	srv := mcp.NewServer(&mcp.Implementation{Name: "knowhub", Title: "knowhub", Version: version.Get().Version},
-		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: log})
+		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: slog.New(sessionLog{log.Handler()})})
 	t := &mcpTools{ops: ops, log: log}
 	mcp.AddTool(srv, &mcp.Tool{
 		Name: ToolSearchDocs,
@@ -117,6 +119,31 @@ func NewMCPServer(ops Ops, log *slog.Logger) *mcp.Server {
 		InputSchema: inputSchema[KBUpdateInput](nil),
 	}, t.kbUpdate)
 	return srv
+}
+
+// sessionLog logs the SDK's session lines (connected, disconnected) at
+// debug level, not info: over stateless HTTP every request is a session.
+type sessionLog struct{ slog.Handler }
+
+func (h sessionLog) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.Handler.Enabled(ctx, demote(l))
+}
+
+func (h sessionLog) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = demote(r.Level)
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h sessionLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return sessionLog{h.Handler.WithAttrs(as)}
+}
+func (h sessionLog) WithGroup(g string) slog.Handler { return sessionLog{h.Handler.WithGroup(g)} }
+
+func demote(l slog.Level) slog.Level {
+	if l == slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return l
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -244,6 +271,7 @@ type KBSaveInput struct {
 	Score      int      `json:"score,omitempty" jsonschema:"how sure and useful you rate it, 1 (weak) to 5 (strong)"`
 	SourceName string   `json:"source_name,omitempty" jsonschema:"where it came from (a document, a tool, a person)"`
 	SourceURLs []string `json:"source_urls,omitempty" jsonschema:"links that back it up"`
+	Scopes     []string `json:"scopes,omitempty" jsonschema:"who may find it (kind:value, e.g. org:acme); only scopes you hold, and without any the entry gets all of yours"`
 }
 
 // KBSaveOutput is the structured result of kb_save.
@@ -421,7 +449,7 @@ func (t *mcpTools) kbSearch(ctx context.Context, req *mcp.CallToolRequest, in KB
 
 func (t *mcpTools) kbSave(ctx context.Context, req *mcp.CallToolRequest, in KBSaveInput) (*mcp.CallToolResult, *KBSaveOutput, error) {
 	sr := kb.SaveRequest{Task: in.Task, Content: in.Content, Types: in.Types, Score: in.Score,
-		Source: kb.Source{Name: in.SourceName, URLs: in.SourceURLs}}
+		Source: kb.Source{Name: in.SourceName, URLs: in.SourceURLs}, Scopes: in.Scopes}
 	resp, err := call(t, ctx, req, t.ops.SaveKB, sr)
 	if err != nil {
 		return nil, nil, err
@@ -539,10 +567,13 @@ func (o serviceOps) SearchKB(ctx context.Context, r kb.SearchRequest) (*kb.Searc
 }
 
 func (o serviceOps) SaveKB(ctx context.Context, r kb.SaveRequest) (*kb.SaveResponse, error) {
-	if _, err := o.caller(ctx); err != nil {
+	c, err := o.caller(ctx)
+	if err != nil {
 		return nil, err
 	}
-	r.Scopes = nil // MCP saves are unscoped, as an HTTP save without scopes
+	if r.Scopes, err = saveScopes(c, r.Scopes); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrForbidden, err)
+	}
 	return o.s.SaveKB(ctx, r)
 }
 
@@ -563,14 +594,26 @@ const tokenCallerKey = "knowhub.caller"
 // mcpHandler serves MCP over the streamable HTTP transport. The auth
 // middleware has already authenticated the request; with tokens
 // configured, the caller also travels as the SDK's token info, so every
-// tool call acts as the token of its own HTTP request and a session
-// cannot be taken over with another token.
+// tool call acts as the token of its own HTTP request.
+//
+// The transport is stateless: each POST is served by a session that ends
+// with it, and no Mcp-Session-Id is given out, so an initialize holds
+// nothing once answered and a flood of them cannot pile up sessions (a
+// session kept each for 30 minutes before). knowhub's tools need no
+// session: they make no requests to the client (sampling, elicitation,
+// roots) and send no notifications outside a request, and the protocol
+// lets a server give out no session id. Clients that use sessions go on
+// without one and take the 405 to a GET as "no standalone stream": the
+// Go SDK's client (the tests) and the TypeScript SDK's, which Claude Code
+// and the MCP inspector use, were tried. Per-caller and total session
+// caps with an idle timeout would bound the same flood but still hold,
+// for the timeout, every session an attacker opens.
 func (s *Service) mcpHandler() http.Handler {
 	srv := NewMCPServer(s.MCPOps(), s.log)
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{
+			Stateless:           true,
 			Logger:              s.log.With("component", "mcp-http"),
-			SessionTimeout:      30 * time.Minute,
 			MaxRequestBodyBytes: s.cfg.MaxBodyBytes,
 		})
 	if len(s.auth.tokens) == 0 {
