@@ -211,7 +211,7 @@ func TestUpOnAFullDiskWaitsForRoom(t *testing.T) {
 	cfg.NATS.Listen = "127.0.0.1:-1"
 	cfg.HTTP.Listen = "127.0.0.1:0"
 	first := startUp(t, cfg)
-	natstest.WaitFor(t, 30*time.Second, "up to report the index", func() bool { return strings.Contains(first.out.String(), "indexed 1 files") })
+	natstest.WaitFor(t, 30*time.Second, "up to report the index", func() bool { return strings.Contains(first.out.String(), "indexed 1 file,") })
 	first.stop()
 
 	fillDisk(t, data, size)

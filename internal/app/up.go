@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/knowhub/knowhub/internal/broker"
@@ -51,6 +53,12 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 	if err := Reconcile(ctx, js, keep, log); err != nil {
 		return err
 	}
+	// A data directory that holds files already read is a restart: the
+	// watcher then checks the files for changes rather than indexing them.
+	restart := false
+	if p, err := ReadProgress(ctx, js); err == nil {
+		restart = p.FilesLastSeq > 0
+	}
 	node, err := NewNode(ctx, cfg, nc, js, All, log)
 	if err != nil {
 		return err
@@ -72,7 +80,11 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 		hint += " --nats-url " + u
 	}
 	go func() {
-		meter := NewMeter(out, "indexing", start)
+		label := "indexing"
+		if restart {
+			label = "checking for changes"
+		}
+		meter := NewMeter(out, label, start)
 		var shown time.Time
 		show := func(p Progress, reading bool) {
 			if now := time.Now(); now.Sub(shown) >= 250*time.Millisecond {
@@ -100,7 +112,9 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 				tick.Stop()
 				return
 			case <-tick.C:
-				if p, err := ReadProgress(ctx, js); err == nil {
+				// On a restart the index holds every file already: a
+				// count of indexed files would say nothing of the check.
+				if p, err := ReadProgress(ctx, js); err == nil && !restart {
 					show(p, true)
 				}
 			}
@@ -115,14 +129,50 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 			return
 		}
 		st := node.Query.Engine().Stats(true).Collections[contract.CollectionDocs]
-		fmt.Fprintf(out, "indexed %d files, %d sections in %s", st.Sources, st.Chunks, time.Since(start).Round(time.Millisecond))
-		// The watcher read every matching file; one without any section
-		// (empty, or front matter only) is stored but not searchable.
-		if sc := node.Watcher.Initial(); sc.Published+sc.Unchanged > st.Sources {
-			fmt.Fprintf(out, " (%d of the %d files read hold no section)", sc.Published+sc.Unchanged-st.Sources, sc.Published+sc.Unchanged)
+		sc := node.Watcher.Initial()
+		took := time.Since(start).Round(time.Millisecond)
+		switch read := sc.Published + sc.Unchanged; {
+		case restart && sc.Published == 0 && sc.Deleted == 0:
+			fmt.Fprintf(out, "checked %s in %s: none changed; %s, %s searchable", count(read, "file", "files"), took,
+				count(st.Sources, "file", "files"), count(st.Chunks, "section", "sections"))
+		case restart:
+			fmt.Fprintf(out, "checked %s in %s: %s changed, %s gone, indexed; %s, %s searchable", count(read, "file", "files"), took,
+				count(sc.Published, "file", "files"), count(sc.Deleted, "file", "files"),
+				count(st.Sources, "file", "files"), count(st.Chunks, "section", "sections"))
+		default:
+			fmt.Fprintf(out, "indexed %s, %s in %s", count(st.Sources, "file", "files"), count(st.Chunks, "section", "sections"), took)
+			// The watcher read every matching file; one without any
+			// section (empty, or front matter only) is stored but not
+			// searchable.
+			if read > st.Sources {
+				fmt.Fprintf(out, " (%s of the %s read hold no section)", thousands(read-st.Sources), count(read, "file", "files"))
+			}
 		}
 		fmt.Fprintf(out, "; search with: %s \"your question\"\n", hint)
 		node.Settle()
 	}()
 	return node.Run(ctx)
+}
+
+// count is n, in thousands, with the noun that fits it: "1 file",
+// "14,917 files".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(n) + " " + many
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
 }
