@@ -582,8 +582,8 @@ func (o serviceOps) FeedbackKB(ctx context.Context, r kb.UpdateRequest) (*kb.Upd
 	if err != nil {
 		return nil, err
 	}
-	if r.Action != kb.ActionFeedback {
-		return nil, fmt.Errorf("%w: only feedback is allowed here", ErrForbidden)
+	if r.Action != kb.ActionFeedback && r.Action != kb.ActionRevise {
+		return nil, fmt.Errorf("%w: only feedback and revisions are allowed here", ErrForbidden)
 	}
 	return o.s.UpdateKB(ctx, r, c.Scopes, false)
 }

@@ -84,6 +84,11 @@ func startKnowhub(t testing.TB, tokens ...config.Token) *knowhub {
 	if err := app.WaitCaughtUp(wctx, srv.JS, node.Query.Engine().Revision); err != nil {
 		t.Fatal(err)
 	}
+	select { // replies no longer say the index is being built
+	case <-node.Complete():
+	case <-wctx.Done():
+		t.Fatal("the initial sync is not complete")
+	}
 	w, err := node.API.UpsertTools(wctx, contract.ToolsUpsertRequest{Tools: []contract.Tool{
 		{Name: "Bash", Description: "Run a shell command in the workspace.", Type: contract.ToolCore},
 		{Name: "github__create_issue", Description: "Open an issue in a GitHub repository.", Type: contract.ToolSourced, Instance: "github",
@@ -182,8 +187,37 @@ func TestMCPToolsOverEveryBackend(t *testing.T) {
 			t.Run("kb", func(t *testing.T) { testKB(t, cs, kh, name) })
 			t.Run("quarantine", func(t *testing.T) { testQuarantine(t, cs, name) })
 			t.Run("errors", func(t *testing.T) { testErrors(t, cs) })
+			t.Run("revise", func(t *testing.T) { testRevise(t, cs, name) })
 		})
 	}
+}
+
+// testRevise replaces a partly right entry through kb_update's
+// corrected_content: the revision is served, the old entry is not.
+func testRevise(t *testing.T, cs *mcp.ClientSession, backend string) {
+	// Each backend's entry is its own, not a near duplicate of the other's.
+	topic := map[string]string{"in process": "webhook signing secret", "over nats": "release artifact GPG key"}[backend]
+	saved := structured[api.KBSaveOutput](t, callTool(t, cs, api.ToolKBSave, map[string]any{
+		"task": "rotate the " + topic, "content": "Rotate the " + topic + " every year with the vault CLI.", "types": []string{"strategy"}}))
+	var found []api.KBRef
+	natstest.WaitFor(t, 10*time.Second, "the saved entry", func() bool {
+		found = structured[api.KBSearchOutput](t, callTool(t, cs, api.ToolKBSearch, map[string]any{"query": "rotate the " + topic})).Entries
+		return slices.ContainsFunc(found, func(e api.KBRef) bool { return e.ID == saved.ID })
+	})
+	res := callTool(t, cs, api.ToolKBUpdate, map[string]any{"knowledge_id": saved.ID, "is_helpful": true,
+		"feedback": "partly right: the interval is wrong", "corrected_content": "Rotate the " + topic + " every 90 days with the vault CLI."})
+	out := structured[api.KBUpdateOutput](t, res)
+	if res.IsError || len(out.Evolved) != 1 || out.Evolved[0].Action != kb.EvolvedRevised || !strings.Contains(strings.Join(texts(t, res), " "), "now replaces "+saved.ID) {
+		t.Fatalf("kb_update with corrected_content: %v %+v", texts(t, res), out)
+	}
+	natstest.WaitFor(t, 10*time.Second, "the revision to replace the entry", func() bool {
+		found = structured[api.KBSearchOutput](t, callTool(t, cs, api.ToolKBSearch, map[string]any{"query": "rotate the " + topic})).Entries
+		ids := make([]string, len(found))
+		for i, e := range found {
+			ids[i] = e.ID
+		}
+		return slices.Contains(ids, out.Evolved[0].Into) && !slices.Contains(ids, saved.ID)
+	})
 }
 
 func testListTools(t *testing.T, cs *mcp.ClientSession) {

@@ -63,8 +63,8 @@ func (r *Remote) SaveKB(ctx context.Context, req kb.SaveRequest) (*kb.SaveRespon
 // FeedbackKB asks kh.kb.update, for feedback only, on an entry that
 // kh.kb.get shows with Scopes.
 func (r *Remote) FeedbackKB(ctx context.Context, req kb.UpdateRequest) (*kb.UpdateResponse, error) {
-	if req.Action != kb.ActionFeedback {
-		return nil, fmt.Errorf("%w: only feedback is allowed here", ErrForbidden)
+	if req.Action != kb.ActionFeedback && req.Action != kb.ActionRevise {
+		return nil, fmt.Errorf("%w: only feedback and revisions are allowed here", ErrForbidden)
 	}
 	var entry kb.Entry
 	if err := r.request(ctx, contract.SubjectKBGet, contract.KBGetRequest{ID: req.ID, Scopes: r.Scopes}, &entry); err != nil {
