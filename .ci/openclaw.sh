@@ -39,6 +39,8 @@ port=$(node -e 'const b=+(process.env.E2E_PORT_BASE||0)+900*!!process.env.E2E_PO
 "$bin/knowhub" up integrations/openclaw/e2e/fixtures/docs --data "$bin/data" --http off --nats-listen "127.0.0.1:$port" 2>"$bin/up.log" &
 khpid=$!
 trap 'kill $khpid 2>/dev/null; rm -rf "$bin"' EXIT
+# Its NATS server takes only the token kept in the data directory.
+export KNOWHUB_DATA_DIR="$bin/data"
 for _ in $(seq 150); do
   "$bin/knowhub" search --nats-url "nats://127.0.0.1:$port" --json "fallback model chain" 2>/dev/null | grep -q '"path"' && break
   sleep 0.2

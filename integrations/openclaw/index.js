@@ -126,6 +126,9 @@ function reindex(cfg, full) {
   const f = full ? reposFile(cfg) : null;
   if (f) args.push("--rescan", "--openclaw", f.file);
   if (cfg.natsListen) args.push("--nats-url", `nats://${cfg.natsListen}`);
+  // The managed knowhub's NATS server takes the token it keeps in its
+  // data directory; the CLI reads it from there.
+  if (cfg.dataDir) args.push("--data", cfg.dataDir);
   try {
     const r = spawnSync(bin, args, { encoding: "utf8", timeout: 90_000 });
     return { ok: r.status === 0, text: (r.stdout + r.stderr).trim() || `knowhub reindex exited ${r.status}` };

@@ -69,16 +69,7 @@ func (s *Service) SaveKB(ctx context.Context, req kb.SaveRequest) (*kb.SaveRespo
 	return &resp, nil
 }
 
-func (s *Service) redactSave(r *kb.SaveRequest) {
-	r.Task = s.red.String(r.Task)
-	r.Content = s.red.String(r.Content)
-	r.Owner = s.red.String(r.Owner)
-	r.Source.Name = s.red.String(r.Source.Name)
-	r.Source.Category = s.red.String(r.Source.Category)
-	for i, u := range r.Source.URLs {
-		r.Source.URLs[i] = s.red.String(u)
-	}
-}
+func (s *Service) redactSave(r *kb.SaveRequest) { kb.RedactSave(r, s.red) }
 
 // UpdateKB records feedback on an entry or changes its state. Revoke and
 // release are moderation: admin must be set.

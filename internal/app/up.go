@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,18 +28,32 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 		return err
 	}
 	defer func() { _ = lock.Release() }()
+	// The embedded server is the node's trust boundary: every scope, the
+	// quarantine and every stream are one subscription away. It accepts
+	// only the token kept in the data directory, which knowhub's own
+	// workers use and the CLI on this host reads.
+	var token string
+	if cfg.NATS.EmbeddedAuth != config.EmbeddedAuthNone {
+		if token, err = datadir.NATSToken(cfg.DataDir); err != nil {
+			return err
+		}
+	} else if !loopbackListen(cfg.NATS.Listen) {
+		log.Warn("the embedded NATS server listens beyond this host without authentication (nats.embeddedAuth is none): anyone who reaches it reads every document, knowledge scope and quarantined entry, and writes into every stream",
+			"listen", cfg.NATS.Listen)
+	}
 	srv, err := broker.StartEmbedded(ctx, broker.EmbeddedConfig{
 		Listen:     cfg.NATS.Listen,
 		StoreDir:   filepath.Join(cfg.DataDir, "jetstream"),
 		MaxPayload: int32(cfg.NATS.MaxPayload),
 		ListenFlag: "--nats-listen",
 		Logger:     log,
+		Token:      token,
 	})
 	if err != nil {
 		return err
 	}
 	defer srv.Shutdown()
-	cfg.NATS = config.NATS{URL: srv.ClientURL(), Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload}
+	cfg.NATS = config.NATS{URL: srv.ClientURL(), Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload, Token: token, EmbeddedAuth: cfg.NATS.EmbeddedAuth}
 	nc, js, err := ConnectEmbedded(ctx, srv, "knowhub-up")
 	if err != nil {
 		return err
@@ -64,7 +79,13 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 		return err
 	}
 	node.SetProblem(srv.DiskProblem)
-	fmt.Fprintf(out, "knowhub is up\n  NATS   %s\n", srv.ClientURL())
+	fmt.Fprintf(out, "knowhub is up\n  NATS   %s", srv.ClientURL())
+	if token != "" {
+		fmt.Fprintf(out, " (token in %s)", filepath.Join(cfg.DataDir, datadir.NATSTokenFile))
+	} else {
+		fmt.Fprint(out, " (no authentication)")
+	}
+	fmt.Fprintln(out)
 	if addr := node.HTTPAddr(); addr != "" {
 		fmt.Fprintf(out, "  HTTP   http://%s\n", addr)
 	}
@@ -175,4 +196,18 @@ func thousands(n int) string {
 		return "-" + s
 	}
 	return s
+}
+
+// loopbackListen reports whether a listen address (host:port) accepts
+// connections from this host only.
+func loopbackListen(listen string) bool {
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -206,3 +206,34 @@ func TestUpRestartSaysWhatChanged(t *testing.T) {
 		}
 	}
 }
+
+// An embedded server without authentication that listens beyond this
+// host is a warning; on loopback, or with its token, it is not.
+func TestUpWarnsOfAnOpenServerBeyondLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		listen, auth string
+		warn         bool
+	}{
+		{"0.0.0.0:-1", config.EmbeddedAuthNone, true},
+		{"127.0.0.1:-1", config.EmbeddedAuthNone, false},
+		{"0.0.0.0:-1", config.EmbeddedAuthToken, false},
+	} {
+		cfg := testConfig()
+		cfg.DataDir = t.TempDir()
+		cfg.NATS.Listen = tc.listen
+		cfg.NATS.EmbeddedAuth = tc.auth
+		cfg.HTTP.Listen = config.HTTPOff
+		var out, logs natstest.LogBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- Up(ctx, cfg, slog.New(slog.NewTextHandler(&logs, nil)), &out, "knowhub") }()
+		natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "search with:") })
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if warned := strings.Contains(logs.String(), "level=WARN") && strings.Contains(logs.String(), "without authentication"); warned != tc.warn {
+			t.Errorf("listen %s, auth %s: warned %v, want %v:\n%s", tc.listen, tc.auth, warned, tc.warn, logs.String())
+		}
+	}
+}

@@ -31,11 +31,15 @@ type EmbeddedConfig struct {
 	// Logger receives the disk guard's lines (a full disk is an error);
 	// nil discards them.
 	Logger *slog.Logger
+	// Token, when set, is the one credential the server accepts: every
+	// client, in process or over TCP, must present it.
+	Token string
 }
 
 // Embedded is a running in-process NATS server with JetStream.
 type Embedded struct {
 	srv   *server.Server
+	token string
 	guard *diskGuard
 	stop  context.CancelFunc
 	done  chan struct{}
@@ -75,6 +79,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		NoLog:              true,
 		MaxPayload:         cfg.MaxPayload,
 		JetStreamMaxMemory: 256 << 20,
+		Authorization:      cfg.Token,
 	}
 	if opts.MaxPayload == 0 {
 		opts.MaxPayload = 8 << 20
@@ -99,7 +104,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 			return nil, errors.New("nats server not ready after 30s")
 		}
 	}
-	e := &Embedded{srv: srv, done: make(chan struct{})}
+	e := &Embedded{srv: srv, token: cfg.Token, done: make(chan struct{})}
 	var gctx context.Context
 	gctx, e.stop = context.WithCancel(context.Background())
 	if !diskGuarded {
@@ -136,7 +141,11 @@ func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
 // pipe instead of TCP: the workers of `knowhub up` then exchange messages
 // without a system call per publish and ack.
 func (e *Embedded) ConnectInProcess(name string) (*nats.Conn, error) {
-	nc, err := nats.Connect("", nats.Name(name), nats.InProcessServer(e.srv), nats.MaxReconnects(-1))
+	opts := []nats.Option{nats.Name(name), nats.InProcessServer(e.srv), nats.MaxReconnects(-1)}
+	if e.token != "" {
+		opts = append(opts, nats.Token(e.token))
+	}
+	nc, err := nats.Connect("", opts...)
 	if err != nil {
 		return nil, fmt.Errorf("connect in process: %w", err)
 	}

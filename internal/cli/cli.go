@@ -11,11 +11,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/knowhub/knowhub/internal/config"
+	"github.com/knowhub/knowhub/internal/datadir"
 )
 
 // Main runs the knowhub command with args (without the program name) and
@@ -109,6 +112,7 @@ type common struct {
 	fs       *flag.FlagSet
 	config   string
 	logLevel string
+	data     string
 	client   *config.ClientFlags
 	synopsis string    // one usage line, without "knowhub"
 	help     io.Writer // where -h prints the flags
@@ -129,6 +133,7 @@ func newCommon(name, synopsis string, stdout, stderr io.Writer) *common {
 	c.fs.Usage = func() {}
 	c.fs.StringVar(&c.config, "config", "", "configuration `file` (JSON)")
 	c.fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	c.fs.StringVar(&c.data, "data", "", "data `dir` of the knowhub up on this host (default ./.knowhub, dataDir from the config, or $KNOWHUB_DATA_DIR): up keeps its NATS server's token there, which commands on this host use")
 	c.client = config.BindClientFlags(c.fs)
 	c.shared = map[string]bool{}
 	c.fs.VisitAll(func(f *flag.Flag) { c.shared[f.Name] = true })
@@ -198,7 +203,39 @@ func (c *common) load() (*config.Config, error) {
 		return nil, err
 	}
 	c.client.Apply(&cfg.NATS)
+	if c.data != "" {
+		cfg.DataDir = c.data
+	}
+	useLocalToken(&cfg.NATS, cfg.DataDir)
 	return cfg, nil
+}
+
+// useLocalToken gives a client that names no credential the token of the
+// knowhub up whose data directory is dir, when it connects to this host
+// only: the token is never sent to another machine.
+func useLocalToken(n *config.NATS, dir string) {
+	if n.HasAuth() || !loopbackURLs(n.URL) {
+		return
+	}
+	if tok, err := datadir.ReadNATSToken(dir); err == nil {
+		n.Token = tok
+	}
+}
+
+// loopbackURLs reports whether every server of a comma-separated NATS URL
+// list is on this host.
+func loopbackURLs(list string) bool {
+	for _, s := range strings.Split(list, ",") {
+		u, err := url.Parse(strings.TrimSpace(s))
+		if err != nil {
+			return false
+		}
+		host := u.Hostname()
+		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {

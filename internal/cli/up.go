@@ -14,7 +14,6 @@ import (
 
 func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := newCommon("up", "up [DIR ...] [--config knowhub.json] [flags]", stdout, stderr)
-	data := c.fs.String("data", "", "data `dir` for the embedded NATS server (default ./.knowhub, or dataDir from the config)")
 	natsListen := c.fs.String("nats-listen", "", "embedded NATS `host:port` (default 127.0.0.1:4222)")
 	httpListen := c.fs.String("http", "", "HTTP API `host:port`, or off (default 127.0.0.1:7700)")
 	openclaw := c.fs.String("openclaw", "", "read repositories, secretPatterns and chunkMaxTokens from the doc-engine (or knowhub) plugin entry of this OpenClaw `openclaw.json`")
@@ -25,9 +24,6 @@ func cmdUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := c.load()
 	if err != nil {
 		return err
-	}
-	if *data != "" {
-		cfg.DataDir = *data
 	}
 	if *natsListen != "" {
 		cfg.NATS.Listen = *natsListen

@@ -98,6 +98,21 @@ type NATS struct {
 	// stream and bucket: 1 (default; the only choice for one server), 3
 	// or 5.
 	Replicas int `json:"replicas"`
+	// EmbeddedAuth is how `up`'s embedded server authenticates clients:
+	// EmbeddedAuthToken (the default) accepts only the token it keeps in
+	// the data directory; EmbeddedAuthNone accepts anyone who reaches it.
+	EmbeddedAuth string `json:"embeddedAuth"`
+}
+
+// Values of NATS.EmbeddedAuth.
+const (
+	EmbeddedAuthToken = "token"
+	EmbeddedAuthNone  = "none"
+)
+
+// HasAuth reports whether the client side names a credential.
+func (n NATS) HasAuth() bool {
+	return n.Token != "" || n.User != "" || n.Password != "" || n.CredsFile != "" || n.NKeyFile != ""
 }
 
 // LogValue hides the password and token, so logging a NATS never leaks a
@@ -263,10 +278,11 @@ func Default() *Config {
 	return &Config{
 		DataDir: DefaultDataDir,
 		NATS: NATS{
-			Listen:     DefaultNATSListen,
-			URL:        DefaultNATSURL,
-			MaxPayload: DefaultNATSMaxPayload,
-			Replicas:   1,
+			Listen:       DefaultNATSListen,
+			URL:          DefaultNATSURL,
+			MaxPayload:   DefaultNATSMaxPayload,
+			Replicas:     1,
+			EmbeddedAuth: EmbeddedAuthToken,
 		},
 		HTTP: HTTP{
 			Listen:       DefaultHTTPListen,

@@ -49,6 +49,11 @@ func (c *Config) Validate() error {
 }
 
 func (n NATS) validate(e *errs) {
+	switch n.EmbeddedAuth {
+	case EmbeddedAuthToken, EmbeddedAuthNone:
+	default:
+		e.add("nats.embeddedAuth", "must be %q or %q, not %q", EmbeddedAuthToken, EmbeddedAuthNone, n.EmbeddedAuth)
+	}
 	switch n.Replicas {
 	case 1, 3, 5:
 	default:

@@ -97,6 +97,10 @@ func (w *Worker) extract(ctx context.Context, m *bus.Message) error {
 	if err != nil {
 		return bus.Permanent(err)
 	}
+	// The intake stored it sanitized; a producer that wrote into
+	// KH_TRANSCRIPTS directly may not have, so neither a model nor the
+	// saved entries see what sanitizing removes.
+	t = w.p.Intake().Sanitize(t)
 	res, err := w.p.Extract(ctx, t, st.ID)
 	if err != nil {
 		return err // a model that cannot be reached: retry, then dead-letter

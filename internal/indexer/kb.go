@@ -28,6 +28,10 @@ func (w *Worker) handleKB(ctx context.Context, m *bus.Message) error {
 	if want := contract.KnowledgeSubject(ev.ID); want != m.Subject {
 		return bus.Permanent(fmt.Errorf("knowledge event for %s arrived on %s, want %s", ev.ID, m.Subject, want))
 	}
+	// kh.kb.save redacts and screens what it publishes; a producer that
+	// writes into KH_KNOWLEDGE directly may not, so nothing is folded,
+	// indexed or served before it is redacted and screened here too.
+	kb.Clean(&ev, w.red, w.screen)
 	entry, err := FoldKB(ctx, w.kb, kb.Folder{}, &ev, m.Seq)
 	if err != nil {
 		return err

@@ -66,3 +66,8 @@ func (in *Intake) Prepare(data []byte) (*Transcript, string, error) {
 // Text sanitizes text found in or derived from a transcript as the
 // intake sanitizes transcripts.
 func (in *Intake) Text(s string) string { return in.san.Text(s, in.mode) }
+
+// Sanitize sanitizes a transcript again, as Prepare did when it was
+// received: a transcript read back from KH_TRANSCRIPTS may have been
+// written there by a producer that did not.
+func (in *Intake) Sanitize(t *Transcript) *Transcript { return in.san.Transcript(t, in.mode) }

@@ -37,6 +37,9 @@ function fail(msg) {
 const openclaw = env("OPENCLAW_BIN");
 const knowhub = env("KNOWHUB_BIN");
 const natsURL = env("KNOWHUB_NATS_URL");
+// The data directory of the knowhub up serving natsURL: its NATS server
+// takes the token kept there.
+const dataArgs = process.env.KNOWHUB_DATA_DIR ? ["--data", process.env.KNOWHUB_DATA_DIR] : [];
 const query = env("KNOWHUB_QUERY", "fallback model chain");
 const modelPort = Number(env("FAKE_MODEL_PORT", "0"));
 const tools = ["kb_save", "kb_search", "kb_update", "search_docs", "search_tools"].map((t) => `knowhub__${t}`);
@@ -72,7 +75,7 @@ function lastJSON(text, what) {
 }
 
 // What knowhub itself ranks first: the MCP result must agree.
-const direct = await run(knowhub, ["search", "--json", "--top-k", "1", "--nats-url", natsURL, query]);
+const direct = await run(knowhub, ["search", "--json", "--top-k", "1", "--nats-url", natsURL, ...dataArgs, query]);
 if (direct.code !== 0) fail(`knowhub search: exit ${direct.code}\n${direct.stderr}`);
 const top = JSON.parse(direct.stdout).hits?.[0];
 if (!top) fail(`knowhub has no section for ${JSON.stringify(query)}; index some docs first`);
@@ -129,7 +132,7 @@ const port = model.address().port;
 
 const home = mkdtempSync(join(tmpdir(), "knowhub-openclaw-mcp-"));
 const config = {
-  mcp: { servers: { knowhub: { command: knowhub, args: ["mcp", "--nats-url", natsURL] } } },
+  mcp: { servers: { knowhub: { command: knowhub, args: ["mcp", "--nats-url", natsURL, ...dataArgs] } } },
   models: {
     providers: {
       scripted: {
