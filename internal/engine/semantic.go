@@ -378,6 +378,107 @@ func (b *blender) fuse(hits []search.Hit) []search.Hit {
 	return out
 }
 
+// standing returns how far each hit's cosine with the query stands out
+// from the cosines of the catalog's tools that pass the filter: its
+// distance above their median in robust standard deviations (1.4826 times
+// the median absolute deviation), so that a topic a third of the catalog
+// shares still stands out. The cosines are judged both in the catalog's
+// space and as pooled, since a topic that common is among the directions
+// the space takes out, and the larger standing counts. A hit of another
+// generation gets 0. When fewer than minStanding tools pass the filter,
+// the one nearest the query stands out infinitely if its cosine is at
+// least FuseMinSim, and the others not at all.
+func (b *blender) standing(hits []search.Hit) []float64 {
+	var space, raw []float64
+	for r, x := range b.cos {
+		if b.filter == nil || b.filter(b.c.ents[r]) {
+			space = append(space, float64(x))
+			raw = append(raw, float64(b.c.space.RawCosine(r, b.q, x)))
+		}
+	}
+	out := make([]float64, len(hits))
+	if len(space) < minStanding {
+		// Too few to stand out from: the nearest tool stands out when
+		// it is near enough to enter the blend on its own (FuseMinSim).
+		near, at := b.sc.FuseMinSim, -1
+		for r, x := range b.cos {
+			if raw := float64(b.c.space.RawCosine(r, b.q, x)); raw >= near && (b.filter == nil || b.filter(b.c.ents[r])) {
+				near, at = raw, r
+			}
+		}
+		for i, h := range hits {
+			if r, ok := b.c.row[h.Entry]; ok && r == at {
+				out[i] = math.Inf(1)
+			}
+		}
+		return out
+	}
+	ms, ss := robust(space)
+	mr, sr := robust(raw)
+	for i, h := range hits {
+		r, ok := b.c.row[h.Entry]
+		if !ok {
+			continue
+		}
+		out[i] = math.Inf(-1)
+		if ss > 0 {
+			out[i] = (float64(b.cos[r]) - ms) / ss
+		}
+		if sr > 0 {
+			out[i] = max(out[i], (float64(b.c.space.RawCosine(r, b.q, b.cos[r]))-mr)/sr)
+		}
+		if math.IsInf(out[i], -1) {
+			out[i] = 0
+		}
+	}
+	return out
+}
+
+// minStanding is the fewest tools a cosine can stand out from: in fewer,
+// their median and its deviation say little.
+const minStanding = 5
+
+// robust returns the median of xs and 1.4826 times their median absolute
+// deviation, a standard deviation that a cluster of outliers does not
+// inflate; xs is sorted. The deviations below the median grow leftwards
+// and those above it rightwards, so the median deviation is found by
+// merging the two runs outwards from the middle, without a second sort.
+func robust(xs []float64) (median, sd float64) {
+	slices.Sort(xs)
+	n := len(xs)
+	if n == 0 {
+		return 0, 0
+	}
+	mid := func(at func(int) float64) float64 {
+		if n%2 == 1 {
+			return at(n / 2)
+		}
+		return (at(n/2-1) + at(n/2)) / 2
+	}
+	median = mid(func(i int) float64 { return xs[i] })
+	// devs[k] is the k-th smallest deviation, taken in order.
+	devs := make([]float64, 0, n/2+1)
+	l, r := n/2-1, n/2
+	if n%2 == 1 {
+		devs = append(devs, xs[n/2]-median)
+		l, r = n/2-1, n/2+1
+	}
+	for len(devs) <= n/2 {
+		switch {
+		case l < 0:
+			devs = append(devs, xs[r]-median)
+			r++
+		case r >= n || median-xs[l] <= xs[r]-median:
+			devs = append(devs, median-xs[l])
+			l--
+		default:
+			devs = append(devs, xs[r]-median)
+			r++
+		}
+	}
+	return median, 1.4826 * mid(func(i int) float64 { return devs[i] })
+}
+
 // sortHits orders hits best first.
 func sortHits(hits []search.Hit) {
 	slices.SortStableFunc(hits, func(x, y search.Hit) int { return cmp.Compare(y.Score, x.Score) })

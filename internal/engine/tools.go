@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -21,18 +23,57 @@ const (
 	minPrefixRunes = 3
 )
 
-// Match tiers of a tool hit: an exact name always comes first, then name
-// prefixes, then text relevance.
+// ToolCut is what makes a ranked tool a result of a tool search. Every
+// catalog tool gets a score (the n-grams of the query words, typo and
+// feedback terms, smoothing and the blended cosine all reach far), so the
+// score alone does not tell a match from the rest: a tool is a result when
+// it matches by words or by meaning, and scores at least MinShare times
+// the second best such tool (runnerUp). It matches by words when its name, keywords or
+// description hold a query word other than a request word (requestWords;
+// unless the query has nothing else), a word of its family
+// (search.Index.Related), or the correction of a misspelt word (one that
+// neither the catalog nor the word vectors know). It matches by meaning
+// when its cosine with the query stands out from the catalog's
+// (blender.standing) by at least MeaningZ, or by NearZ when its words hold
+// a neighbour of a query word (semantic expansion); with semantic
+// matching off, nothing matches by meaning. A cosine is judged against
+// the catalog's rather than against a fixed bar because pooled vectors of
+// any text lean the same way: in a catalog of a dozen tools a query's
+// cosines with all of them lie between 0.6 and 0.9, relevant or not.
+// Exact names and name prefixes are always results. The values were
+// chosen on MetaTool's dev half and a small catalog (docs/performance.md).
+type ToolCut struct {
+	MeaningZ, NearZ float64
+	MinShare        float64
+}
+
+// toolMatch says how a tool matched a query: byWords, byMeaning, both, or
+// neither (0).
+type toolMatch uint8
+
 const (
-	matchExact  = "exact"
-	matchPrefix = "prefix"
-	matchText   = "text"
+	byWords toolMatch = 1 << iota
+	byMeaning
 )
+
+// label returns the contract's name of m.
+func (m toolMatch) label() string {
+	switch m {
+	case byWords:
+		return contract.MatchWords
+	case byMeaning:
+		return contract.MatchMeaning
+	case byWords | byMeaning:
+		return contract.MatchWordsMeaning
+	}
+	return ""
+}
 
 // SearchTools ranks tools for a task: exact name match (case-insensitive,
 // also "select:Name") first, then name-prefix matches, then text relevance
-// over name, keywords and description (toolTerms, feedback, smoothing).
-// Filters apply before the limit.
+// over name, keywords and description (toolTerms, feedback, smoothing,
+// the blended cosine), of the tools that match by words or meaning
+// (ToolCut). Filters apply before the limit; total counts every result.
 func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSearchResponse, error) {
 	start := time.Now()
 	q, err := checkQuery(req.Query)
@@ -73,12 +114,12 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 	sc := e.scoring
 	st := e.semanticTable(req.Semantic, q)
 	words := e.toolWords(q)
-	terms := e.toolTerms(words, st)
+	terms, evidence := e.toolTerms(words, st)
 	var blend *blender
 	if st != nil {
 		blend = e.toolBlender(st, words, filter)
 	}
-	hits, total := e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: limit + 64})
+	hits, _ := e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: limit + 64})
 	if sc.FeedbackWeight > 0 && len(hits) > 0 {
 		// Feedback comes from the best tools of the blended ranking.
 		first := hits
@@ -86,7 +127,7 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 			first = bestHits(blend.fuse(hits), sc.FeedbackDocs)
 		}
 		terms = append(terms, e.feedbackTerms(first, terms, sc)...)
-		hits, total = e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: limit + 64})
+		hits, _ = e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: limit + 64})
 	}
 	if blend != nil {
 		hits = blend.fuse(hits)
@@ -98,6 +139,9 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 		e.tools.Smooth(head, sc.SmoothDocs, sc.SmoothWeight, catalog.IsGram)
 	}
 
+	matches := e.toolMatches(hits, evidence, blend)
+	floor := sc.ToolCut.MinShare * runnerUp(hits, matches)
+
 	type ranked struct {
 		entry *search.Entry
 		bm25  float64
@@ -106,8 +150,11 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 	byEntry := make(map[*search.Entry]*ranked, len(hits))
 	var all []*ranked
 	maxBM := 0.0
-	for _, h := range hits {
-		r := &ranked{entry: h.Entry, bm25: h.Score, tier: matchText}
+	for i, h := range hits {
+		if matches[i] == 0 || h.Score < floor {
+			continue
+		}
+		r := &ranked{entry: h.Entry, bm25: h.Score, tier: matches[i].label()}
 		byEntry[h.Entry] = r
 		all = append(all, r)
 		maxBM = max(maxBM, h.Score)
@@ -121,9 +168,9 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 		tier := ""
 		switch tool := toolOf(en).Name; {
 		case strings.EqualFold(tool, name):
-			tier = matchExact
+			tier = contract.MatchExact
 		case prefixOK && hasPrefixFold(tool, name):
-			tier = matchPrefix
+			tier = contract.MatchPrefix
 		default:
 			return true
 		}
@@ -132,16 +179,24 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 			r = &ranked{entry: en}
 			byEntry[en] = r
 			all = append(all, r)
-			total++
 		}
 		r.tier = tier
 		return true
 	})
+	total := len(all)
 	// Tiers become score offsets larger than any text score, so scores
 	// still descend monotonically down the list.
-	offset := map[string]float64{matchExact: 2 * (maxBM + 1), matchPrefix: maxBM + 1, matchText: 0}
+	offset := func(tier string) float64 {
+		switch tier {
+		case contract.MatchExact:
+			return 2 * (maxBM + 1)
+		case contract.MatchPrefix:
+			return maxBM + 1
+		}
+		return 0
+	}
 	sort.Slice(all, func(i, j int) bool {
-		si, sj := all[i].bm25+offset[all[i].tier], all[j].bm25+offset[all[j].tier]
+		si, sj := all[i].bm25+offset(all[i].tier), all[j].bm25+offset(all[j].tier)
 		if si != sj {
 			return si > sj
 		}
@@ -157,7 +212,7 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 	resp := &contract.ToolSearchResponse{Query: req.Query, Hits: make([]contract.ToolHit, 0, len(all)), Total: total}
 	for _, r := range all {
 		t := toolOf(r.entry)
-		h := contract.ToolHit{Name: t.Name, Score: r.bm25 + offset[r.tier], Match: r.tier}
+		h := contract.ToolHit{Name: t.Name, Score: r.bm25 + offset(r.tier), Match: r.tier}
 		if detail != contract.DetailName {
 			h.Description, h.Type, h.Instance, h.Seq = t.Description, t.Type, t.Instance, r.entry.Source.SourceSeq
 		}
@@ -170,15 +225,28 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 	return resp, nil
 }
 
+// toolEvidence holds the terms of a tool query that tie a tool to it
+// (ToolCut): words, the terms a tool matches by words, and near, the
+// neighbours of query words.
+type toolEvidence struct {
+	words, near []search.Term
+}
+
 // toolTerms turns a tool query's words (toolWords) into scored terms: each
 // word at its weight, then, unless it is a request word, its
 // character n-grams, its word family and its typo expansions, each at a
-// share of that weight.
-func (e *Engine) toolTerms(words []toolWord, st *semantic.Table) []search.Term {
+// share of that weight. It also returns the terms that are evidence of a
+// match (ToolCut).
+func (e *Engine) toolTerms(words []toolWord, st *semantic.Table) ([]search.Term, toolEvidence) {
 	sc := e.scoring
 	terms := make([]search.Term, 0, 8*len(words))
+	var ev toolEvidence
+	onlyRequests := !slices.ContainsFunc(words, func(w toolWord) bool { return !w.request })
 	for i, w := range words {
 		terms = append(terms, search.Term{Text: w.term, Weight: w.weight, Group: i})
+		if !w.request || onlyRequests {
+			ev.words = append(ev.words, search.Term{Text: w.term, Weight: 1})
+		}
 		if w.request {
 			continue
 		}
@@ -192,16 +260,131 @@ func (e *Engine) toolTerms(words []toolWord, st *semantic.Table) []search.Term {
 		if sc.RelatedWeight > 0 {
 			for _, x := range e.tools.Related(w.term, maxExpansions) {
 				terms = append(terms, search.Term{Text: x.Term, Weight: w.weight * sc.RelatedWeight, Group: i})
+				ev.words = append(ev.words, search.Term{Text: x.Term, Weight: 1})
 			}
 		}
+		// A typo expansion is a correction when the word is not a word
+		// the catalog or the vectors know; otherwise it is a guess.
+		misspelt := e.tools.DF(w.term) == 0 && (st == nil || st.Index(w.term) < 0)
 		for _, x := range typos(e.tools, w.term) {
 			terms = append(terms, search.Term{Text: x.Term, Weight: w.weight * fuzzyWeight[x.Edits], Group: i})
+			if misspelt {
+				ev.words = append(ev.words, search.Term{Text: x.Term, Weight: 1})
+			}
 		}
 		if st != nil {
-			terms = append(terms, e.expand(st, e.tools, sc.ToolsSemantic, sc.Tools.IDFPower, w.term, w.weight, i)...)
+			near := e.expand(st, e.tools, sc.ToolsSemantic, sc.Tools.IDFPower, w.term, w.weight, i)
+			terms = append(terms, near...)
+			ev.near = append(ev.near, near...)
 		}
 	}
-	return terms
+	return terms, ev
+}
+
+// toolMatches returns how each hit matched the query (ToolCut): byWords
+// when it holds a term of ev.words, byMeaning when its cosine stands out
+// from the catalog's (blend: nil when semantic matching is off). Only the
+// hits that score at least MinShare times the runner-up that matches
+// (runnerUp) are looked at, since no other can be a result; the rest get 0.
+func (e *Engine) toolMatches(hits []search.Hit, ev toolEvidence, blend *blender) []toolMatch {
+	cut := e.scoring.ToolCut
+	out := make([]toolMatch, len(hits))
+	var z []float64
+	if blend != nil {
+		z = blend.standing(hits)
+	}
+	// One coverage scan tells both kinds of term apart: the words are
+	// one group, the neighbours another, and groups take bits in the
+	// order they first appear.
+	terms := make([]search.Term, 0, len(ev.words)+len(ev.near))
+	for _, t := range ev.words {
+		terms = append(terms, search.Term{Text: t.Text, Weight: 1, Group: 0})
+	}
+	for _, t := range ev.near {
+		terms = append(terms, search.Term{Text: t.Text, Weight: 1, Group: 1})
+	}
+	wordsBit, nearBit := uint64(1), uint64(2)
+	if len(ev.words) == 0 {
+		wordsBit, nearBit = 0, 1
+	}
+	// judge sets out[i] for the hits scoring from lo up to hi (exclusive;
+	// +Inf for no bound).
+	judge := func(lo, hi float64) {
+		var idx []int
+		var sub []search.Hit
+		for i, h := range hits {
+			if h.Score >= lo && h.Score < hi {
+				idx = append(idx, i)
+				sub = append(sub, h)
+			}
+		}
+		held := make([]uint64, len(sub))
+		if len(terms) > 0 && len(sub) > 0 {
+			held, _ = e.tools.Coverage(sub, terms)
+		}
+		for k, i := range idx {
+			words, near := held[k]&wordsBit != 0, held[k]&nearBit != 0
+			if words {
+				out[i] |= byWords
+			}
+			switch {
+			case z == nil && near, // no cosines: a neighbour is all there is
+				z != nil && (z[i] >= cut.MeaningZ || near && z[i] >= cut.NearZ):
+				out[i] |= byMeaning
+			}
+		}
+	}
+	top := 0.0
+	for _, h := range hits {
+		top = max(top, h.Score)
+	}
+	// Most often the best hits match, and the floor is set by the first
+	// pass; otherwise it is lower, and a second pass reaches down to it.
+	first := cut.MinShare * top
+	judge(first, math.Inf(1))
+	if countMatches(out) >= 2 {
+		judge(cut.MinShare*runnerUp(hits, out), first)
+	} else {
+		judge(math.Inf(-1), first)
+	}
+	return out
+}
+
+// runnerUp returns the second best score of the hits that match, or the
+// best when only one does: the cut-off's floor is a share of it, since the
+// best tool's own terms feed back into its score (Scoring.FeedbackWeight),
+// and when every tool holds the query's words equally, little else sets
+// the best apart.
+func runnerUp(hits []search.Hit, matches []toolMatch) float64 {
+	var best, second float64
+	n := 0
+	for i, h := range hits {
+		if matches[i] == 0 {
+			continue
+		}
+		n++
+		switch {
+		case h.Score > best:
+			best, second = h.Score, best
+		case h.Score > second:
+			second = h.Score
+		}
+	}
+	if n < 2 {
+		return best
+	}
+	return second
+}
+
+// countMatches returns how many hits match.
+func countMatches(matches []toolMatch) int {
+	n := 0
+	for _, m := range matches {
+		if m != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // toolWord is a distinct term of a tool query with its weight.
