@@ -440,43 +440,72 @@ const minStanding = 5
 
 // robust returns the median of xs and 1.4826 times their median absolute
 // deviation, a standard deviation that a cluster of outliers does not
-// inflate; xs is sorted. The deviations below the median grow leftwards
-// and those above it rightwards, so the median deviation is found by
-// merging the two runs outwards from the middle, without a second sort.
+// inflate; xs is reordered, and then overwritten.
 func robust(xs []float64) (median, sd float64) {
-	slices.Sort(xs)
-	n := len(xs)
-	if n == 0 {
+	if len(xs) == 0 {
 		return 0, 0
 	}
-	mid := func(at func(int) float64) float64 {
-		if n%2 == 1 {
-			return at(n / 2)
-		}
-		return (at(n/2-1) + at(n/2)) / 2
+	median = middle(xs)
+	for i, x := range xs {
+		xs[i] = math.Abs(x - median)
 	}
-	median = mid(func(i int) float64 { return xs[i] })
-	// devs[k] is the k-th smallest deviation, taken in order.
-	devs := make([]float64, 0, n/2+1)
-	l, r := n/2-1, n/2
+	return median, 1.4826 * middle(xs)
+}
+
+// middle returns the median of xs, reordering them: a selection in
+// linear time, as a catalog's cosines are recounted for every query.
+func middle(xs []float64) float64 {
+	n := len(xs)
+	m := nth(xs, n/2)
 	if n%2 == 1 {
-		devs = append(devs, xs[n/2]-median)
-		l, r = n/2-1, n/2+1
+		return m
 	}
-	for len(devs) <= n/2 {
+	// The element below the middle is the largest of those before it.
+	return (slices.Max(xs[:n/2]) + m) / 2
+}
+
+// nth reorders xs so that xs[k] is the element that sorting would put
+// there, everything before it no greater and everything after it no
+// smaller (Hoare's selection), and returns it.
+func nth(xs []float64, k int) float64 {
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		// The median of three keeps sorted runs linear.
+		mid := lo + (hi-lo)/2
+		if xs[mid] < xs[lo] {
+			xs[mid], xs[lo] = xs[lo], xs[mid]
+		}
+		if xs[hi] < xs[lo] {
+			xs[hi], xs[lo] = xs[lo], xs[hi]
+		}
+		if xs[hi] < xs[mid] {
+			xs[hi], xs[mid] = xs[mid], xs[hi]
+		}
+		pivot := xs[mid]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < pivot {
+				i++
+			}
+			for xs[j] > pivot {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
 		switch {
-		case l < 0:
-			devs = append(devs, xs[r]-median)
-			r++
-		case r >= n || median-xs[l] <= xs[r]-median:
-			devs = append(devs, median-xs[l])
-			l--
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
 		default:
-			devs = append(devs, xs[r]-median)
-			r++
+			return xs[k]
 		}
 	}
-	return median, 1.4826 * mid(func(i int) float64 { return devs[i] })
+	return xs[k]
 }
 
 // sortHits orders hits best first.

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -139,7 +138,7 @@ func (e *Engine) SearchTools(req contract.ToolSearchRequest) (*contract.ToolSear
 		e.tools.Smooth(head, sc.SmoothDocs, sc.SmoothWeight, catalog.IsGram)
 	}
 
-	matches := e.toolMatches(hits, evidence, blend)
+	matches := e.toolMatches(hits, evidence, blend, filter)
 	floor := sc.ToolCut.MinShare * runnerUp(hits, matches)
 
 	type ranked struct {
@@ -283,69 +282,37 @@ func (e *Engine) toolTerms(words []toolWord, st *semantic.Table) ([]search.Term,
 
 // toolMatches returns how each hit matched the query (ToolCut): byWords
 // when it holds a term of ev.words, byMeaning when its cosine stands out
-// from the catalog's (blend: nil when semantic matching is off). Only the
-// hits that score at least MinShare times the runner-up that matches
-// (runnerUp) are looked at, since no other can be a result; the rest get 0.
-func (e *Engine) toolMatches(hits []search.Hit, ev toolEvidence, blend *blender) []toolMatch {
+// from the catalog's (blend: nil when semantic matching is off).
+func (e *Engine) toolMatches(hits []search.Hit, ev toolEvidence, blend *blender, filter func(*search.Entry) bool) []toolMatch {
 	cut := e.scoring.ToolCut
 	out := make([]toolMatch, len(hits))
 	var z []float64
 	if blend != nil {
 		z = blend.standing(hits)
 	}
-	// One coverage scan tells both kinds of term apart: the words are
-	// one group, the neighbours another, and groups take bits in the
-	// order they first appear.
-	terms := make([]search.Term, 0, len(ev.words)+len(ev.near))
-	for _, t := range ev.words {
-		terms = append(terms, search.Term{Text: t.Text, Weight: 1, Group: 0})
-	}
-	for _, t := range ev.near {
-		terms = append(terms, search.Term{Text: t.Text, Weight: 1, Group: 1})
-	}
-	wordsBit, nearBit := uint64(1), uint64(2)
-	if len(ev.words) == 0 {
-		wordsBit, nearBit = 0, 1
-	}
-	// judge sets out[i] for the hits scoring from lo up to hi (exclusive;
-	// +Inf for no bound).
-	judge := func(lo, hi float64) {
-		var idx []int
-		var sub []search.Hit
-		for i, h := range hits {
-			if h.Score >= lo && h.Score < hi {
-				idx = append(idx, i)
-				sub = append(sub, h)
-			}
+	// The tools that hold a term of each kind, from the postings: as
+	// many as the catalog has, so that none is left out.
+	holders := func(terms []search.Term) map[*search.Entry]bool {
+		if len(terms) == 0 {
+			return nil
 		}
-		held := make([]uint64, len(sub))
-		if len(terms) > 0 && len(sub) > 0 {
-			held, _ = e.tools.Coverage(sub, terms)
+		found, _ := e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: e.tools.Stats().Chunks + 1})
+		set := make(map[*search.Entry]bool, len(found))
+		for _, h := range found {
+			set[h.Entry] = true
 		}
-		for k, i := range idx {
-			words, near := held[k]&wordsBit != 0, held[k]&nearBit != 0
-			if words {
-				out[i] |= byWords
-			}
-			switch {
-			case z == nil && near, // no cosines: a neighbour is all there is
-				z != nil && (z[i] >= cut.MeaningZ || near && z[i] >= cut.NearZ):
-				out[i] |= byMeaning
-			}
+		return set
+	}
+	words, near := holders(ev.words), holders(ev.near)
+	for i, h := range hits {
+		if words[h.Entry] {
+			out[i] |= byWords
 		}
-	}
-	top := 0.0
-	for _, h := range hits {
-		top = max(top, h.Score)
-	}
-	// Most often the best hits match, and the floor is set by the first
-	// pass; otherwise it is lower, and a second pass reaches down to it.
-	first := cut.MinShare * top
-	judge(first, math.Inf(1))
-	if countMatches(out) >= 2 {
-		judge(cut.MinShare*runnerUp(hits, out), first)
-	} else {
-		judge(math.Inf(-1), first)
+		switch {
+		case z == nil && near[h.Entry], // no cosines: a neighbour is all there is
+			z != nil && (z[i] >= cut.MeaningZ || near[h.Entry] && z[i] >= cut.NearZ):
+			out[i] |= byMeaning
+		}
 	}
 	return out
 }
@@ -374,17 +341,6 @@ func runnerUp(hits []search.Hit, matches []toolMatch) float64 {
 		return best
 	}
 	return second
-}
-
-// countMatches returns how many hits match.
-func countMatches(matches []toolMatch) int {
-	n := 0
-	for _, m := range matches {
-		if m != 0 {
-			n++
-		}
-	}
-	return n
 }
 
 // toolWord is a distinct term of a tool query with its weight.

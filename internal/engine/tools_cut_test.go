@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -239,5 +240,28 @@ func TestToolSearchKeepsEqualMatches(t *testing.T) {
 	}
 	if len(r.Hits) != 30 || r.Total != 30 {
 		t.Errorf("%d hits of %d, want 30 of 30", len(r.Hits), r.Total)
+	}
+}
+
+func TestNth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 1; n < 60; n++ {
+		for range 20 {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = float64(rng.IntN(7)) / 3 // with ties
+			}
+			sorted := slices.Clone(xs)
+			slices.Sort(sorted)
+			k := rng.IntN(n)
+			if got := nth(xs, k); got != sorted[k] {
+				t.Fatalf("nth(%v, %d) = %v, want %v", sorted, k, got, sorted[k])
+			}
+			for i, x := range xs {
+				if i < k && x > xs[k] || i > k && x < xs[k] {
+					t.Fatalf("nth(_, %d) left %v", k, xs)
+				}
+			}
+		}
 	}
 }
