@@ -40,7 +40,7 @@ const (
 // any text lean the same way: in a catalog of a dozen tools a query's
 // cosines with all of them lie between 0.6 and 0.9, relevant or not.
 // Exact names and name prefixes are always results. The values were
-// chosen on MetaTool's dev half and a small catalog (docs/performance.md).
+// chosen on MetaTool's dev half and small catalogs (docs/performance.md).
 type ToolCut struct {
 	MeaningZ, NearZ float64
 	MinShare        float64
