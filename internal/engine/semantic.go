@@ -384,14 +384,17 @@ func (b *blender) fuse(hits []search.Hit) []search.Hit {
 // the median absolute deviation), so that a topic a third of the catalog
 // shares still stands out. The cosines are judged both in the catalog's
 // space and as pooled, since a topic that common is among the directions
-// the space takes out, and the larger standing counts. A hit of another
-// generation gets 0. When fewer than minStanding tools pass the filter,
+// the space takes out, and the larger standing counts. A tool without a
+// cosine (no vector, or no anchor of a query that has one; see
+// toolBlender) is left out and gets 0, as does a hit of another
+// generation. When fewer than minStanding tools with a cosine pass the
+// filter,
 // the one nearest the query stands out infinitely if its cosine is at
 // least FuseMinSim, and the others not at all.
 func (b *blender) standing(hits []search.Hit) []float64 {
 	var space, raw []float64
 	for r, x := range b.cos {
-		if b.filter == nil || b.filter(b.c.ents[r]) {
+		if x != 0 && (b.filter == nil || b.filter(b.c.ents[r])) {
 			space = append(space, float64(x))
 			raw = append(raw, float64(b.c.space.RawCosine(r, b.q, x)))
 		}
@@ -402,7 +405,7 @@ func (b *blender) standing(hits []search.Hit) []float64 {
 		// it is near enough to enter the blend on its own (FuseMinSim).
 		near, at := b.sc.FuseMinSim, -1
 		for r, x := range b.cos {
-			if raw := float64(b.c.space.RawCosine(r, b.q, x)); raw >= near && (b.filter == nil || b.filter(b.c.ents[r])) {
+			if raw := float64(b.c.space.RawCosine(r, b.q, x)); x != 0 && raw >= near && (b.filter == nil || b.filter(b.c.ents[r])) {
 				near, at = raw, r
 			}
 		}
@@ -417,7 +420,7 @@ func (b *blender) standing(hits []search.Hit) []float64 {
 	mr, sr := robust(raw)
 	for i, h := range hits {
 		r, ok := b.c.row[h.Entry]
-		if !ok {
+		if !ok || b.cos[r] == 0 {
 			continue
 		}
 		out[i] = math.Inf(-1)

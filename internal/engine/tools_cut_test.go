@@ -268,3 +268,28 @@ func TestNth(t *testing.T) {
 		}
 	}
 }
+
+// When the query names something the catalog has and the word vectors
+// lack (an anchor), only the tools that hold it can match by meaning, in
+// a catalog large enough (46 tools) for its space to take directions out.
+func TestToolSearchAnchorsMeaning(t *testing.T) {
+	e, _ := loadCatalog(t, "testdata/tools-dev.json")
+	_, ops := loadCatalog(t, "testdata/tools-ops.json")
+	tools := append(ops.Tools, contract.Tool{Name: "qzfrob_export", Description: "Export a qzfrob report as a spreadsheet.", Type: contract.ToolCore})
+	for i := range tools {
+		seq := uint64(100 + i)
+		e.Apply(contract.ToolIndexKey(tools[i].Name), catalog.BuildDoc(&tools[i], seq, e.Analyzer()), seq)
+	}
+	r, err := e.SearchTools(contract.ToolSearchRequest{Query: "qzfrob numbers for the weekly meeting"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := toolNames(r); len(names) == 0 || names[0] != "qzfrob_export" {
+		t.Errorf("hits %v, want qzfrob_export first", names)
+	}
+	for _, h := range r.Hits {
+		if h.Match == contract.MatchMeaning {
+			t.Errorf("%s matched by meaning alone, without the anchor", h.Name)
+		}
+	}
+}
