@@ -123,7 +123,8 @@ type ToolSearchResponse struct {
 	Query string    `json:"query"`
 	Hits  []ToolHit `json:"hits"`
 	// Total is the number of tools that match, of which Hits are the
-	// first Limit.
+	// first Limit, counted among the Limit+64 best by words and the ones
+	// near enough in meaning.
 	Total      int   `json:"total"`
 	TookMicros int64 `json:"took_us"`
 }

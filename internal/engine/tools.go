@@ -291,12 +291,13 @@ func (e *Engine) toolMatches(hits []search.Hit, ev toolEvidence, blend *blender,
 		z = blend.standing(hits)
 	}
 	// The tools that hold a term of each kind, from the postings: as
-	// many as the catalog has, so that none is left out.
+	// many as the catalog has (and room for tools added meanwhile), so
+	// that none is left out.
 	holders := func(terms []search.Term) map[*search.Entry]bool {
 		if len(terms) == 0 {
 			return nil
 		}
-		found, _ := e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: e.tools.Stats().Chunks + 1})
+		found, _ := e.tools.Search(search.Query{Terms: terms, Filter: filter, Limit: e.tools.Stats().Chunks + 64})
 		set := make(map[*search.Entry]bool, len(found))
 		for _, h := range found {
 			set[h.Entry] = true
