@@ -30,6 +30,9 @@ func (s *Service) extractScoped(ctx context.Context, raw []byte, scopes []string
 	if s.intake == nil {
 		return nil, fmt.Errorf("%w: no transcript intake", ErrUnavailable)
 	}
+	if err := checkText(raw); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	reply, err := transcript.Store(ctx, s.js, s.intake, raw, scopes)

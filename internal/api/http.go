@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"slices"
@@ -13,10 +12,11 @@ import (
 	"github.com/knowhub/knowhub/internal/contract"
 )
 
-// Handler returns the HTTP API of the service: bearer-token
+// Handler returns the HTTP API of the service: known hosts, same-origin
+// writes and JSON bodies only (browserGuard), bearer-token
 // authentication, bounded bodies, JSON errors.
 func (s *Service) Handler() http.Handler {
-	return s.metrics.instrument(s.auth.middleware(s.cfg.MaxBodyBytes, recordPattern(jsonUnmatched(s.routes()))))
+	return s.metrics.instrument(s.guard.wrap(s.auth.middleware(s.cfg.MaxBodyBytes, recordPattern(jsonUnmatched(s.routes())))))
 }
 
 func (s *Service) routes() *http.ServeMux {
@@ -24,17 +24,7 @@ func (s *Service) routes() *http.ServeMux {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if !s.IsReady() {
-			writeError(w, http.StatusServiceUnavailable, errors.New("index is still loading"))
-			return
-		}
-		if p := s.Integrity(); p != "" {
-			writeError(w, http.StatusServiceUnavailable, errors.New(p))
-			return
-		}
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
-	})
+	mux.HandleFunc("GET /readyz", s.httpReadyz)
 	mux.HandleFunc("GET /api/stats", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.stats())
 	})
@@ -47,8 +37,49 @@ func (s *Service) routes() *http.ServeMux {
 	mux.HandleFunc("DELETE /api/tools/{name}", s.httpRemoveTool)
 	s.kbRoutes(mux)
 	mux.HandleFunc("POST /api/extract", s.httpExtract)
-	mux.Handle("/mcp", s.mcpHandler())
+	mux.Handle("/mcp", checkedBody(s.mcpHandler()))
 	return mux
+}
+
+// Readiness is the body of GET /readyz. Status is "ready" with 200 while
+// the node answers searches, and State tells whether it answers from the
+// complete index or, during its initial sync, from a partial one; any
+// other status comes with 503 and Error says why.
+type Readiness struct {
+	Status   string `json:"status"`
+	State    string `json:"state"`
+	Complete bool   `json:"complete"`
+	Error    string `json:"error,omitempty"`
+}
+
+// Readiness states.
+const (
+	StateLoading  = "loading"  // the index has not loaded: 503
+	StateServing  = "serving"  // searches answer from a partial index: 200
+	StateComplete = "complete" // the initial sync is indexed: 200
+	StateStalled  = "stalled"  // a problem (disk full, damaged store) blocks progress: 503
+)
+
+func (s *Service) httpReadyz(w http.ResponseWriter, r *http.Request) {
+	rd := Readiness{Status: "ready", State: StateServing, Complete: s.Complete()}
+	if rd.Complete {
+		rd.State = StateComplete
+	}
+	problem := s.Problem()
+	if problem == "" {
+		problem = s.Integrity()
+	}
+	switch {
+	case !s.IsReady():
+		rd = Readiness{Status: "unavailable", State: StateLoading, Error: "index is still loading"}
+	case problem != "":
+		rd.Status, rd.State, rd.Error = "unavailable", StateStalled, problem
+	}
+	code := http.StatusOK
+	if rd.Status != "ready" {
+		code = http.StatusServiceUnavailable
+	}
+	writeJSON(w, code, rd)
 }
 
 func (s *Service) httpSearchTools(w http.ResponseWriter, r *http.Request) {
@@ -123,14 +154,8 @@ func (s *Service) httpRemoveTool(w http.ResponseWriter, r *http.Request) {
 // readJSON decodes a JSON body (bounded by the middleware) with
 // decodeBody, answering 413 or 400 itself.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	data, err := io.ReadAll(r.Body)
-	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", tooBig.Limit))
-			return false
-		}
-		writeError(w, http.StatusBadRequest, fmt.Errorf("read request body: %w", err))
+	data, ok := readBody(w, r)
+	if !ok {
 		return false
 	}
 	if err := decodeBody(data, v, false); err != nil {

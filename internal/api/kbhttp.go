@@ -24,6 +24,31 @@ func (s *Service) kbRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("PUT /api/knowledge/{id}", s.httpFeedbackKB)
 	mux.HandleFunc("POST /api/knowledge/{id}/release", s.httpModerateKB(kb.ActionRelease))
 	mux.HandleFunc("POST /api/knowledge/{id}/revoke", s.httpModerateKB(kb.ActionRevoke))
+	mux.HandleFunc("POST /api/knowledge/{id}/revise", s.httpReviseKB)
+}
+
+// reviseBody is the body of POST /api/knowledge/{id}/revise.
+type reviseBody struct {
+	Content string `json:"content"`
+	Task    string `json:"task,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// httpReviseKB saves a revision of an entry that was partly right: a new
+// entry with the corrected content replaces it.
+func (s *Service) httpReviseKB(w http.ResponseWriter, r *http.Request) {
+	var body reviseBody
+	if !readJSON(w, r, &body) {
+		return
+	}
+	scopes, all := callerScopes(r)
+	resp, err := s.UpdateKB(r.Context(), kb.UpdateRequest{ID: r.PathValue("id"), Action: kb.ActionRevise, Content: body.Content, Task: body.Task, Reason: body.Reason},
+		scopes, all)
+	if err != nil {
+		writeError(w, StatusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
 }
 
 // callerScopes are the scopes a request acts with, and whether it sees
@@ -68,6 +93,7 @@ type KBSearchHTTP struct {
 	Total   int      `json:"total"`
 	Results []kb.Hit `json:"results"`
 	Prompt  string   `json:"prompt,omitempty"`
+	contract.Completeness
 }
 
 func (s *Service) httpSearchKB(w http.ResponseWriter, r *http.Request) {
@@ -101,7 +127,7 @@ func (s *Service) httpSearchKB(w http.ResponseWriter, r *http.Request) {
 		writeError(w, StatusOf(err), err)
 		return
 	}
-	out := KBSearchHTTP{Count: len(resp.Hits), Total: resp.Total, Results: resp.Hits, Prompt: resp.Prompt}
+	out := KBSearchHTTP{Count: len(resp.Hits), Total: resp.Total, Results: resp.Hits, Prompt: resp.Prompt, Completeness: resp.Completeness}
 	if out.Results == nil {
 		out.Results = []kb.Hit{}
 	}

@@ -89,6 +89,8 @@ func (s *Service) UpdateKB(ctx context.Context, req kb.UpdateRequest, scopes []s
 		req.Case.Reason = s.red.String(req.Case.Reason)
 	}
 	req.Reason = s.red.String(req.Reason)
+	req.Task = s.red.String(req.Task)
+	req.Content = s.red.String(req.Content)
 	if err := kb.ValidateUpdate(&req); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
@@ -104,14 +106,95 @@ func (s *Service) UpdateKB(ctx context.Context, req kb.UpdateRequest, scopes []s
 	if !admin && !kb.Visible(cur.Scopes, scopes) {
 		return nil, fmt.Errorf("%w: no entry %s", ErrNotFound, req.ID)
 	}
-	if req.Action == kb.ActionRelease && cur.State != kb.StateQuarantined {
-		return nil, fmt.Errorf("%w: entry %s is %s, not quarantined: there is nothing to release", ErrBadRequest, req.ID, cur.State)
+	if req.Action == kb.ActionRelease && cur.State != kb.StateQuarantined && cur.State != kb.StateRetired {
+		return nil, fmt.Errorf("%w: entry %s is %s, not quarantined or retired: there is nothing to release", ErrBadRequest, req.ID, cur.State)
 	}
-	seq, _, err := s.publishKB(ctx, kb.UpdateEvent(&req, time.Now().UTC()), false)
+	now := time.Now().UTC()
+	if req.Action == kb.ActionRevise {
+		return s.reviseKB(ctx, cur, &req, now)
+	}
+	ev := kb.UpdateEvent(&req, now)
+	seq, _, err := s.publishKB(ctx, ev, false)
 	if err != nil {
 		return nil, err
 	}
-	return &kb.UpdateResponse{ID: req.ID, Seq: seq}, nil
+	resp := &kb.UpdateResponse{ID: req.ID, Seq: seq}
+	if req.Action == kb.ActionFeedback {
+		if err := s.evolveKB(ctx, ev, seq, resp); err != nil {
+			// The feedback is stored; the rules run again at the next one.
+			s.log.Warn("knowledge evolution after feedback", "id", req.ID, "err", err)
+		}
+	}
+	return resp, nil
+}
+
+// evolveKB applies knowledge evolution's rules (kb.DefaultRules) to an
+// entry that just got feedback: it is retired when harmful feedback calls
+// for it, or else, when it is an active near duplicate of another active
+// entry, the two are merged with their feedback. Each outcome is appended
+// to KH_KNOWLEDGE as events and reported in resp.Evolved.
+func (s *Service) evolveKB(ctx context.Context, ev *kb.Event, seq uint64, resp *kb.UpdateResponse) error {
+	// The rules read the record as the indexer folded it with this
+	// feedback, so that votes arriving together are all counted.
+	next, err := s.kbRecordAt(ctx, ev.ID, seq)
+	if err != nil {
+		return err
+	}
+	if retire := kb.DefaultRules.Retire(next, ev.At); retire != nil {
+		rseq, _, err := s.publishKB(ctx, retire, false)
+		if err != nil {
+			return err
+		}
+		resp.Seq = rseq
+		resp.Evolved = append(resp.Evolved, kb.Evolution{Action: kb.EvolvedRetired, ID: next.ID, Reason: retire.Reason})
+		return nil
+	}
+	if next.DuplicateOf == "" {
+		return nil
+	}
+	other, err := s.kbRecord(ctx, next.DuplicateOf)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			return nil
+		}
+		return err
+	}
+	survivor, absorbed, events, ok := kb.Merge(next, other, ev.At)
+	if !ok {
+		return nil
+	}
+	for _, mev := range events {
+		mseq, _, err := s.publishKB(ctx, mev, false)
+		if err != nil {
+			return err
+		}
+		resp.Seq = max(resp.Seq, mseq)
+	}
+	resp.Evolved = append(resp.Evolved, kb.Evolution{Action: kb.EvolvedMerged, ID: absorbed.ID, Into: survivor.ID, Reason: events[0].Reason})
+	return nil
+}
+
+// reviseKB saves a revision of cur, which it supersedes unless screening
+// holds the revision back.
+func (s *Service) reviseKB(ctx context.Context, cur *kb.Entry, req *kb.UpdateRequest, at time.Time) (*kb.UpdateResponse, error) {
+	plan, err := kb.PlanRevision(cur, req, s.screen, at)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	resp := &kb.UpdateResponse{ID: req.ID}
+	for i, ev := range plan.Events {
+		seq, _, err := s.publishKB(ctx, ev, i == 0)
+		if err != nil {
+			return nil, err
+		}
+		resp.Seq = seq
+	}
+	why := "revised"
+	if plan.Quarantine != "" {
+		why = "revision quarantined for review: " + plan.Quarantine
+	}
+	resp.Evolved = append(resp.Evolved, kb.Evolution{Action: kb.EvolvedRevised, ID: cur.ID, Into: plan.ID, Reason: why})
+	return resp, nil
 }
 
 // GetKB reads an entry's current record as a caller holding scopes; an
@@ -156,8 +239,45 @@ func (s *Service) SearchKB(ctx context.Context, req kb.SearchRequest) (*kb.Searc
 	if req.MinSeq > 0 && !s.waitApplied(ctx, contract.CollectionKB, req.MinSeq) {
 		return nil, fmt.Errorf("%w: knowledge index has not reached sequence %d within %s", ErrUnavailable, req.MinSeq, s.cfg.MinSeqWait)
 	}
-	return s.engine.SearchKB(req)
+	resp, err := s.engine.SearchKB(req)
+	if err == nil {
+		resp.Indexing = !s.Complete()
+	}
+	return resp, err
 }
+
+// kbRecordAt waits, up to kbFoldWait, until the KH_KB record of id has
+// folded the event at seq (or a later one), and returns it.
+func (s *Service) kbRecordAt(ctx context.Context, id string, seq uint64) (*kb.Entry, error) {
+	ctx, cancel := context.WithTimeout(ctx, kbFoldWait)
+	defer cancel()
+	w, err := s.kbBucket.Watch(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("entry %s has not folded sequence %d within %s", id, seq, kbFoldWait)
+		case v := <-w.Updates():
+			if v == nil { // the current value was delivered, or there is none
+				continue
+			}
+			var e kb.Entry
+			if err := json.Unmarshal(v.Value(), &e); err != nil {
+				return nil, fmt.Errorf("decode entry %s: %w", id, err)
+			}
+			if e.Seq >= seq {
+				return &e, nil
+			}
+		}
+	}
+}
+
+// kbFoldWait bounds how long a feedback reply waits for the indexer to
+// fold the feedback before the evolution rules read the entry.
+const kbFoldWait = 3 * time.Second
 
 func (s *Service) kbRecord(ctx context.Context, id string) (*kb.Entry, error) {
 	e, err := s.kbBucket.Get(ctx, id)

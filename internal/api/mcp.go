@@ -18,6 +18,7 @@ import (
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/version"
 )
 
 // Ops are the operations the MCP tools call. The API service implements
@@ -28,6 +29,8 @@ type Ops interface {
 	SearchDocs(context.Context, contract.SearchRequest) (*contract.SearchResponse, error)
 	SearchTools(context.Context, contract.ToolSearchRequest) (*contract.ToolSearchResponse, error)
 	SearchKB(context.Context, kb.SearchRequest) (*kb.SearchResponse, error)
+	// SaveKB stores the entry under the scopes saveScopes gives the
+	// caller for the request's Scopes.
 	SaveKB(context.Context, kb.SaveRequest) (*kb.SaveResponse, error)
 	// FeedbackKB records helpful or harmful feedback (ActionFeedback only).
 	FeedbackKB(context.Context, kb.UpdateRequest) (*kb.UpdateResponse, error)
@@ -59,8 +62,8 @@ func NewMCPServer(ops Ops, log *slog.Logger) *mcp.Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("component", "mcp")
-	srv := mcp.NewServer(&mcp.Implementation{Name: "knowhub", Title: "knowhub", Version: Version},
-		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: log})
+	srv := mcp.NewServer(&mcp.Implementation{Name: "knowhub", Title: "knowhub", Version: version.Get().Version},
+		&mcp.ServerOptions{Instructions: mcpInstructions, Logger: slog.New(sessionLog{log.Handler()})})
 	t := &mcpTools{ops: ops, log: log}
 	mcp.AddTool(srv, &mcp.Tool{
 		Name: ToolSearchDocs,
@@ -116,6 +119,31 @@ func NewMCPServer(ops Ops, log *slog.Logger) *mcp.Server {
 		InputSchema: inputSchema[KBUpdateInput](nil),
 	}, t.kbUpdate)
 	return srv
+}
+
+// sessionLog logs the SDK's session lines (connected, disconnected) at
+// debug level, not info: over stateless HTTP every request is a session.
+type sessionLog struct{ slog.Handler }
+
+func (h sessionLog) Enabled(ctx context.Context, l slog.Level) bool {
+	return h.Handler.Enabled(ctx, demote(l))
+}
+
+func (h sessionLog) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = demote(r.Level)
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h sessionLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return sessionLog{h.Handler.WithAttrs(as)}
+}
+func (h sessionLog) WithGroup(g string) slog.Handler { return sessionLog{h.Handler.WithGroup(g)} }
+
+func demote(l slog.Level) slog.Level {
+	if l == slog.LevelInfo {
+		return slog.LevelDebug
+	}
+	return l
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -175,6 +203,7 @@ type SearchDocsOutput struct {
 	Hits     []DocRef `json:"hits"`
 	Shadowed int      `json:"shadowed,omitempty"`
 	Total    int      `json:"total"`
+	contract.Completeness
 }
 
 // DocRef locates a docs section.
@@ -200,6 +229,7 @@ type SearchToolsInput struct {
 type SearchToolsOutput struct {
 	Tools []ToolRef `json:"tools"`
 	Total int       `json:"total"`
+	contract.Completeness
 }
 
 // ToolRef names a tool hit.
@@ -226,6 +256,7 @@ type KBSearchInput struct {
 type KBSearchOutput struct {
 	Entries []KBRef `json:"entries"`
 	Total   int     `json:"total"`
+	contract.Completeness
 }
 
 // KBRef names a knowledge hit.
@@ -243,6 +274,7 @@ type KBSaveInput struct {
 	Score      int      `json:"score,omitempty" jsonschema:"how sure and useful you rate it, 1 (weak) to 5 (strong)"`
 	SourceName string   `json:"source_name,omitempty" jsonschema:"where it came from (a document, a tool, a person)"`
 	SourceURLs []string `json:"source_urls,omitempty" jsonschema:"links that back it up"`
+	Scopes     []string `json:"scopes,omitempty" jsonschema:"who may find it (kind:value, e.g. org:acme); only scopes you hold, and without any the entry gets all of yours"`
 }
 
 // KBSaveOutput is the structured result of kb_save.
@@ -259,12 +291,15 @@ type KBUpdateInput struct {
 	KnowledgeID string `json:"knowledge_id" jsonschema:"the id of the entry, as kb_search showed it"`
 	IsHelpful   bool   `json:"is_helpful" jsonschema:"true if the entry helped with your task, false if it misled or harmed"`
 	Feedback    string `json:"feedback,omitempty" jsonschema:"one or two sentences on why it helped or harmed"`
+	// CorrectedContent turns the update into a revision.
+	CorrectedContent string `json:"corrected_content,omitempty" jsonschema:"only if the entry was partly right: the corrected knowledge, saved as a new version that replaces it (feedback then gives the reason)"`
 }
 
 // KBUpdateOutput is the structured result of kb_update.
 type KBUpdateOutput struct {
-	ID  string `json:"id"`
-	Seq uint64 `json:"seq"`
+	ID      string         `json:"id"`
+	Seq     uint64         `json:"seq"`
+	Evolved []kb.Evolution `json:"evolved,omitempty"`
 }
 
 // mcpTools holds the tool handlers; the tool code is the same for every
@@ -298,6 +333,15 @@ func call[Req, Resp any](t *mcpTools, ctx context.Context, req *mcp.CallToolRequ
 	return out, nil
 }
 
+// indexingNote is the content that opens a search result from a partial
+// index: a line saying so, or nothing.
+func indexingNote(c contract.Completeness) []mcp.Content {
+	if !c.Indexing {
+		return nil
+	}
+	return []mcp.Content{text(contract.IndexingNote)}
+}
+
 func (t *mcpTools) searchDocs(ctx context.Context, req *mcp.CallToolRequest, in SearchDocsInput) (*mcp.CallToolResult, *SearchDocsOutput, error) {
 	sr := contract.SearchRequest{Query: in.Query, TopK: in.TopK, Repos: splitList([]string{in.Repo}), Content: true, Semantic: in.Semantic}
 	if sr.TopK == 0 {
@@ -307,8 +351,8 @@ func (t *mcpTools) searchDocs(ctx context.Context, req *mcp.CallToolRequest, in 
 	if err != nil {
 		return nil, nil, err
 	}
-	out := &SearchDocsOutput{Hits: []DocRef{}, Shadowed: len(resp.Shadowed), Total: resp.Total}
-	res := &mcp.CallToolResult{}
+	out := &SearchDocsOutput{Hits: []DocRef{}, Shadowed: len(resp.Shadowed), Total: resp.Total, Completeness: resp.Completeness}
+	res := &mcp.CallToolResult{Content: indexingNote(resp.Completeness)}
 	if len(resp.Hits) == 0 {
 		res.Content = append(res.Content, text(fmt.Sprintf("No documentation section matches %q. Try other words or an identifier.", resp.Query)))
 		return res, out, nil
@@ -350,8 +394,8 @@ func (t *mcpTools) searchTools(ctx context.Context, req *mcp.CallToolRequest, in
 	if err != nil {
 		return nil, nil, err
 	}
-	out := &SearchToolsOutput{Tools: []ToolRef{}, Total: resp.Total}
-	res := &mcp.CallToolResult{}
+	out := &SearchToolsOutput{Tools: []ToolRef{}, Total: resp.Total, Completeness: resp.Completeness}
+	res := &mcp.CallToolResult{Content: indexingNote(resp.Completeness)}
 	if len(resp.Hits) == 0 {
 		res.Content = append(res.Content, text(fmt.Sprintf("No tool matches %q.", resp.Query)))
 		return res, out, nil
@@ -400,7 +444,7 @@ func (t *mcpTools) kbSearch(ctx context.Context, req *mcp.CallToolRequest, in KB
 	if err != nil {
 		return nil, nil, err
 	}
-	out := &KBSearchOutput{Entries: []KBRef{}, Total: resp.Total}
+	out := &KBSearchOutput{Entries: []KBRef{}, Total: resp.Total, Completeness: resp.Completeness}
 	entries := make([]kb.Entry, 0, len(resp.Hits))
 	for _, h := range resp.Hits {
 		if h.State != kb.StateActive {
@@ -409,7 +453,7 @@ func (t *mcpTools) kbSearch(ctx context.Context, req *mcp.CallToolRequest, in KB
 		entries = append(entries, h.KBEntry)
 		out.Entries = append(out.Entries, KBRef{ID: h.ID, Types: h.Types, Score: round2(h.Score)})
 	}
-	res := &mcp.CallToolResult{}
+	res := &mcp.CallToolResult{Content: indexingNote(resp.Completeness)}
 	blocks := kb.PromptBlocks(entries)
 	if len(blocks) == 0 {
 		res.Content = append(res.Content, text(fmt.Sprintf("No saved knowledge matches %q.", resp.Query)))
@@ -424,7 +468,7 @@ func (t *mcpTools) kbSearch(ctx context.Context, req *mcp.CallToolRequest, in KB
 
 func (t *mcpTools) kbSave(ctx context.Context, req *mcp.CallToolRequest, in KBSaveInput) (*mcp.CallToolResult, *KBSaveOutput, error) {
 	sr := kb.SaveRequest{Task: in.Task, Content: in.Content, Types: in.Types, Score: in.Score,
-		Source: kb.Source{Name: in.SourceName, URLs: in.SourceURLs}}
+		Source: kb.Source{Name: in.SourceName, URLs: in.SourceURLs}, Scopes: in.Scopes}
 	resp, err := call(t, ctx, req, t.ops.SaveKB, sr)
 	if err != nil {
 		return nil, nil, err
@@ -457,16 +501,33 @@ func (t *mcpTools) kbUpdate(ctx context.Context, req *mcp.CallToolRequest, in KB
 	helpful := in.IsHelpful
 	ur := kb.UpdateRequest{ID: in.KnowledgeID, Action: kb.ActionFeedback, Helpful: &helpful,
 		Case: &kb.Case{Reason: in.Feedback, Timestamp: time.Now().UTC()}}
-	resp, err := call(t, ctx, req, t.ops.FeedbackKB, ur)
-	if err != nil {
-		return nil, nil, err
-	}
 	verdict := "helpful"
 	if !helpful {
 		verdict = "harmful"
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{text(fmt.Sprintf("Recorded %s feedback on %s.", verdict, resp.ID))}},
-		&KBUpdateOutput{ID: resp.ID, Seq: resp.Seq}, nil
+	said := fmt.Sprintf("Recorded %s feedback on %%s.", verdict)
+	if in.CorrectedContent != "" {
+		ur = kb.UpdateRequest{ID: in.KnowledgeID, Action: kb.ActionRevise, Content: in.CorrectedContent, Reason: in.Feedback}
+		said = "Saved a revision of %s."
+	}
+	resp, err := call(t, ctx, req, t.ops.FeedbackKB, ur)
+	if err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, said, resp.ID)
+	for _, e := range resp.Evolved {
+		switch e.Action {
+		case kb.EvolvedRetired:
+			fmt.Fprintf(&b, " %s is retired from search (%s).", e.ID, e.Reason)
+		case kb.EvolvedMerged:
+			fmt.Fprintf(&b, " %s was merged into %s with its feedback.", e.ID, e.Into)
+		case kb.EvolvedRevised:
+			fmt.Fprintf(&b, " %s now replaces %s (%s).", e.Into, e.ID, e.Reason)
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{text(b.String())}},
+		&KBUpdateOutput{ID: resp.ID, Seq: resp.Seq, Evolved: resp.Evolved}, nil
 }
 
 func text(s string) mcp.Content { return &mcp.TextContent{Text: s} }
@@ -525,10 +586,13 @@ func (o serviceOps) SearchKB(ctx context.Context, r kb.SearchRequest) (*kb.Searc
 }
 
 func (o serviceOps) SaveKB(ctx context.Context, r kb.SaveRequest) (*kb.SaveResponse, error) {
-	if _, err := o.caller(ctx); err != nil {
+	c, err := o.caller(ctx)
+	if err != nil {
 		return nil, err
 	}
-	r.Scopes = nil // MCP saves are unscoped, as an HTTP save without scopes
+	if r.Scopes, err = saveScopes(c, r.Scopes); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrForbidden, err)
+	}
 	return o.s.SaveKB(ctx, r)
 }
 
@@ -537,8 +601,8 @@ func (o serviceOps) FeedbackKB(ctx context.Context, r kb.UpdateRequest) (*kb.Upd
 	if err != nil {
 		return nil, err
 	}
-	if r.Action != kb.ActionFeedback {
-		return nil, fmt.Errorf("%w: only feedback is allowed here", ErrForbidden)
+	if r.Action != kb.ActionFeedback && r.Action != kb.ActionRevise {
+		return nil, fmt.Errorf("%w: only feedback and revisions are allowed here", ErrForbidden)
 	}
 	return o.s.UpdateKB(ctx, r, c.Scopes, false)
 }
@@ -549,14 +613,26 @@ const tokenCallerKey = "knowhub.caller"
 // mcpHandler serves MCP over the streamable HTTP transport. The auth
 // middleware has already authenticated the request; with tokens
 // configured, the caller also travels as the SDK's token info, so every
-// tool call acts as the token of its own HTTP request and a session
-// cannot be taken over with another token.
+// tool call acts as the token of its own HTTP request.
+//
+// The transport is stateless: each POST is served by a session that ends
+// with it, and no Mcp-Session-Id is given out, so an initialize holds
+// nothing once answered and a flood of them cannot pile up sessions (a
+// session kept each for 30 minutes before). knowhub's tools need no
+// session: they make no requests to the client (sampling, elicitation,
+// roots) and send no notifications outside a request, and the protocol
+// lets a server give out no session id. Clients that use sessions go on
+// without one and take the 405 to a GET as "no standalone stream": the
+// Go SDK's client (the tests) and the TypeScript SDK's, which Claude Code
+// and the MCP inspector use, were tried. Per-caller and total session
+// caps with an idle timeout would bound the same flood but still hold,
+// for the timeout, every session an attacker opens.
 func (s *Service) mcpHandler() http.Handler {
 	srv := NewMCPServer(s.MCPOps(), s.log)
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{
+			Stateless:           true,
 			Logger:              s.log.With("component", "mcp-http"),
-			SessionTimeout:      30 * time.Minute,
 			MaxRequestBodyBytes: s.cfg.MaxBodyBytes,
 		})
 	if len(s.auth.tokens) == 0 {

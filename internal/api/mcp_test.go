@@ -3,11 +3,13 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/natstest"
+	"github.com/knowhub/knowhub/internal/version"
 )
 
 // knowhub is a running node with two documentation repositories that
@@ -80,6 +83,11 @@ func startKnowhub(t testing.TB, tokens ...config.Token) *knowhub {
 	}
 	if err := app.WaitCaughtUp(wctx, srv.JS, node.Query.Engine().Revision); err != nil {
 		t.Fatal(err)
+	}
+	select { // replies no longer say the index is being built
+	case <-node.Complete():
+	case <-wctx.Done():
+		t.Fatal("the initial sync is not complete")
 	}
 	w, err := node.API.UpsertTools(wctx, contract.ToolsUpsertRequest{Tools: []contract.Tool{
 		{Name: "Bash", Description: "Run a shell command in the workspace.", Type: contract.ToolCore},
@@ -179,8 +187,37 @@ func TestMCPToolsOverEveryBackend(t *testing.T) {
 			t.Run("kb", func(t *testing.T) { testKB(t, cs, kh, name) })
 			t.Run("quarantine", func(t *testing.T) { testQuarantine(t, cs, name) })
 			t.Run("errors", func(t *testing.T) { testErrors(t, cs) })
+			t.Run("revise", func(t *testing.T) { testRevise(t, cs, name) })
 		})
 	}
+}
+
+// testRevise replaces a partly right entry through kb_update's
+// corrected_content: the revision is served, the old entry is not.
+func testRevise(t *testing.T, cs *mcp.ClientSession, backend string) {
+	// Each backend's entry is its own, not a near duplicate of the other's.
+	topic := map[string]string{"in process": "webhook signing secret", "over nats": "release artifact GPG key"}[backend]
+	saved := structured[api.KBSaveOutput](t, callTool(t, cs, api.ToolKBSave, map[string]any{
+		"task": "rotate the " + topic, "content": "Rotate the " + topic + " every year with the vault CLI.", "types": []string{"strategy"}}))
+	var found []api.KBRef
+	natstest.WaitFor(t, 10*time.Second, "the saved entry", func() bool {
+		found = structured[api.KBSearchOutput](t, callTool(t, cs, api.ToolKBSearch, map[string]any{"query": "rotate the " + topic})).Entries
+		return slices.ContainsFunc(found, func(e api.KBRef) bool { return e.ID == saved.ID })
+	})
+	res := callTool(t, cs, api.ToolKBUpdate, map[string]any{"knowledge_id": saved.ID, "is_helpful": true,
+		"feedback": "partly right: the interval is wrong", "corrected_content": "Rotate the " + topic + " every 90 days with the vault CLI."})
+	out := structured[api.KBUpdateOutput](t, res)
+	if res.IsError || len(out.Evolved) != 1 || out.Evolved[0].Action != kb.EvolvedRevised || !strings.Contains(strings.Join(texts(t, res), " "), "now replaces "+saved.ID) {
+		t.Fatalf("kb_update with corrected_content: %v %+v", texts(t, res), out)
+	}
+	natstest.WaitFor(t, 10*time.Second, "the revision to replace the entry", func() bool {
+		found = structured[api.KBSearchOutput](t, callTool(t, cs, api.ToolKBSearch, map[string]any{"query": "rotate the " + topic})).Entries
+		ids := make([]string, len(found))
+		for i, e := range found {
+			ids[i] = e.ID
+		}
+		return slices.Contains(ids, out.Evolved[0].Into) && !slices.Contains(ids, saved.ID)
+	})
 }
 
 func testListTools(t *testing.T, cs *mcp.ClientSession) {
@@ -406,6 +443,15 @@ func testErrors(t *testing.T, cs *mcp.ClientSession) {
 	}
 }
 
+// The MCP server reports knowhub's one version.
+func TestMCPServerReportsTheVersion(t *testing.T) {
+	srv := natstest.Start(t, "")
+	cs := connect(t, &api.Remote{NC: srv.NC, Timeout: 2 * time.Second})
+	if got := cs.InitializeResult().ServerInfo.Version; got != version.Get().Version {
+		t.Errorf("MCP server version %q, want %q", got, version.Get().Version)
+	}
+}
+
 func TestMCPSaysWhenKnowhubIsUnreachable(t *testing.T) {
 	srv := natstest.Start(t, "") // NATS runs, knowhub does not
 	cs := connect(t, &api.Remote{NC: srv.NC, Timeout: 2 * time.Second})
@@ -499,13 +545,77 @@ func TestMCPOverHTTPNeedsAToken(t *testing.T) {
 	}
 }
 
-func TestMCPSessionCannotBeTakenOverWithAnotherToken(t *testing.T) {
+// TestMCPSavesKeepToTheCallersScopes saves through /mcp with a token and
+// through `knowhub mcp --scopes` (Remote): an entry saved without scopes
+// gets the caller's own, another tenant neither finds nor rates it, and a
+// scope the caller does not hold is refused.
+func TestMCPSavesKeepToTheCallersScopes(t *testing.T) {
+	kh := startKnowhub(t,
+		config.Token{Name: "acme-agent", Token: "acme-secret-1", Scopes: []string{"org:acme", api.AdminScope}},
+		config.Token{Name: "beta-agent", Token: "beta-secret-2", Scopes: []string{"org:beta"}},
+	)
+	addr := kh.node.HTTPAddr()
+	session := func(token string) *mcp.ClientSession {
+		cs, err := connectHTTP(t, addr, token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	for _, tt := range []struct {
+		name          string
+		tenant, other *mcp.ClientSession
+	}{
+		{"http", session("acme-secret-1"), session("beta-secret-2")},
+		{"stdio", connect(t, &api.Remote{NC: kh.srv.NC, Scopes: []string{"org:acme"}}), connect(t, &api.Remote{NC: kh.srv.NC, Scopes: []string{"org:beta"}})},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			task := "Acme release train cut-off (" + tt.name + ")"
+			res := callTool(t, tt.tenant, api.ToolKBSave, map[string]any{"task": task,
+				"content": "Acme cuts the release branch on Tuesdays at noon (" + tt.name + ").", "types": []string{"strategy"}})
+			if res.IsError {
+				t.Fatalf("kb_save: %v", texts(t, res))
+			}
+			saved := structured[api.KBSaveOutput](t, res)
+			natstest.WaitFor(t, 10*time.Second, "the entry to be searchable by its tenant", func() bool {
+				out := structured[api.KBSearchOutput](t, callTool(t, tt.tenant, api.ToolKBSearch, map[string]any{"query": task}))
+				return len(out.Entries) > 0 && out.Entries[0].ID == saved.ID
+			})
+			e, err := kh.node.API.GetKB(t.Context(), contract.KBGetRequest{ID: saved.ID}, true)
+			if err != nil || !slices.Equal(e.Scopes, []string{"org:acme"}) {
+				t.Errorf("saved with scopes %v (%v), want the tenant's own [org:acme]", e.Scopes, err)
+			}
+			if out := structured[api.KBSearchOutput](t, callTool(t, tt.other, api.ToolKBSearch, map[string]any{"query": task})); len(out.Entries) != 0 {
+				t.Errorf("another tenant finds the entry: %+v", out)
+			}
+			wantToolError(t, callTool(t, tt.other, api.ToolKBUpdate, map[string]any{"knowledge_id": saved.ID, "is_helpful": false}), "no entry")
+
+			wantToolError(t, callTool(t, tt.tenant, api.ToolKBSave, map[string]any{"task": task + " for beta",
+				"content": "Beta cuts on Mondays.", "types": []string{"strategy"}, "scopes": []string{"org:beta"}}), `scope "org:beta" is not granted`)
+			wantToolError(t, callTool(t, tt.tenant, api.ToolKBSave, map[string]any{"task": task + " for admins",
+				"content": "Admins cut on Sundays.", "types": []string{"strategy"}, "scopes": []string{"org:acme", "org:beta"}}), "not granted")
+			res = callTool(t, tt.tenant, api.ToolKBSave, map[string]any{"task": task + ", named scope",
+				"content": "Name the scope you hold (" + tt.name + ").", "types": []string{"strategy"}, "scopes": []string{"org:acme"}})
+			if res.IsError {
+				t.Errorf("kb_save naming a held scope: %v", texts(t, res))
+			}
+		})
+	}
+}
+
+// TestMCPHoldsNothingPerInitialize sends many initialize requests to /mcp,
+// as a client that never comes back would: the server keeps no session
+// for any of them, so its goroutines return to what they were, and every
+// request acts as the token it carries, whatever session id it names.
+func TestMCPHoldsNothingPerInitialize(t *testing.T) {
 	kh := startKnowhub(t,
 		config.Token{Name: "a", Token: "token-a"},
 		config.Token{Name: "a", Token: "token-b"}, // the same name, another token
 	)
 	url := "http://" + kh.node.HTTPAddr() + "/mcp"
+	client := &http.Client{Transport: &http.Transport{}}
 	post := func(token, session, body string) *http.Response {
+		t.Helper()
 		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -514,23 +624,43 @@ func TestMCPSessionCannotBeTakenOverWithAnotherToken(t *testing.T) {
 			req.Header.Set("Mcp-Session-Id", session)
 			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { resp.Body.Close() })
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
 		return resp
 	}
-	init := post("token-a", "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
-	session := init.Header.Get("Mcp-Session-Id")
-	if init.StatusCode != http.StatusOK || session == "" {
-		t.Fatalf("initialize: %s, session %q", init.Status, session)
+	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	post("token-a", "", initialize) // warm up the connection and the handler
+	before := runtime.NumGoroutine()
+	const n = 300
+	sessions := 0
+	for i := range n {
+		resp := post("token-a", "", initialize)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("initialize %d: %s", i, resp.Status)
+		}
+		if resp.Header.Get("Mcp-Session-Id") != "" {
+			sessions++
+		}
 	}
-	if resp := post("token-b", session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode != http.StatusForbidden {
-		t.Errorf("another token on the session: %s, want 403", resp.Status)
+	if sessions > 0 {
+		t.Errorf("%d initialize requests opened %d sessions", n, sessions)
 	}
-	if resp := post("token-a", session, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode != http.StatusOK {
-		t.Errorf("the session's own token: %s", resp.Status)
+	// A session held goroutines; other tests' background work may start
+	// or end a few meanwhile.
+	natstest.WaitFor(t, 10*time.Second, fmt.Sprintf("the goroutines to return to %d (+%d), from %d", before, n/10, runtime.NumGoroutine()), func() bool {
+		return runtime.NumGoroutine() <= before+n/10
+	})
+
+	// A session id names nothing: each request is its own token's.
+	if resp := post("token-b", "made-up-session", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode != http.StatusOK {
+		t.Errorf("tools/list without a session: %s", resp.Status)
+	}
+	if resp := post("", "", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("tools/list without a token: %s, want 401", resp.Status)
 	}
 }
 

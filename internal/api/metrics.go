@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -12,6 +11,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/knowhub/knowhub/internal/version"
 )
 
 // Metrics is a process's Prometheus registry: Go runtime, process and
@@ -47,19 +48,12 @@ func NewMetrics(js jetstream.JetStream) *Metrics {
 	return m
 }
 
-func buildVersion() (version, revision string) {
-	version, revision = Version, "unknown"
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			version = v
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				revision = s.Value
-			}
-		}
+func buildVersion() (v, revision string) {
+	in := version.Get()
+	if in.Revision == "" {
+		in.Revision = "unknown"
 	}
-	return version, revision
+	return in.Version, in.Revision
 }
 
 // Handler serves the registry in the Prometheus exposition format.
@@ -87,8 +81,8 @@ func (m *Metrics) instrumentAPI(s *Service) {
 	}, []string{"endpoint"})
 	m.natsReqs = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "knowhub_nats_requests_total",
-		Help: "NATS micro requests by endpoint.",
-	}, []string{"endpoint"})
+		Help: "NATS micro requests by endpoint and code: 200, or the error code the reply carried (400, 404, 500, 503 ...).",
+	}, []string{"endpoint", "code"})
 	m.natsLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "knowhub_nats_request_duration_seconds",
 		Help:    "NATS micro request latency by endpoint.",
@@ -156,12 +150,24 @@ func (w *statusWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// codeRecorder notes the code of the error a micro handler replies with.
+type codeRecorder struct {
+	micro.Request
+	code string
+}
+
+func (r *codeRecorder) Error(code, description string, data []byte, opts ...micro.RespondOpt) error {
+	r.code = code
+	return r.Request.Error(code, description, data, opts...)
+}
+
 // microHandler counts and times one NATS micro endpoint.
 func (m *Metrics) microHandler(name string, h micro.HandlerFunc) micro.HandlerFunc {
 	return func(req micro.Request) {
 		start := time.Now()
-		h(req)
-		m.natsReqs.WithLabelValues(name).Inc()
+		rec := &codeRecorder{Request: req, code: "200"}
+		h(rec)
+		m.natsReqs.WithLabelValues(name, rec.code).Inc()
 		m.natsLatency.WithLabelValues(name).Observe(time.Since(start).Seconds())
 	}
 }

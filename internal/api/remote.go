@@ -17,11 +17,13 @@ import (
 )
 
 // Remote is Ops over the kh.* micro endpoints of a running knowhub, for
-// clients in another process (`knowhub mcp`). NATS callers are trusted:
-// Scopes are the scopes its knowledge searches act with.
+// clients in another process (`knowhub mcp`). NATS trusts its callers, so
+// Remote itself keeps its client within Scopes, as a token's scopes keep
+// an HTTP caller: searches and feedback see the public entries and those
+// of Scopes, and saves follow saveScopes.
 type Remote struct {
 	NC *nats.Conn
-	// Scopes are sent with every knowledge search.
+	// Scopes are the knowledge scopes the client acts with.
 	Scopes []string
 	// Timeout bounds a request whose ctx has no deadline (default 10s).
 	Timeout time.Duration
@@ -46,17 +48,27 @@ func (r *Remote) SearchKB(ctx context.Context, req kb.SearchRequest) (*kb.Search
 	return &resp, r.request(ctx, contract.SubjectSearchKB, req, &resp)
 }
 
-// SaveKB asks kh.kb.save; the entry is unscoped.
+// SaveKB asks kh.kb.save with the scopes saveScopes allows: the ones
+// asked for if Scopes hold them, all of Scopes if none are asked for.
 func (r *Remote) SaveKB(ctx context.Context, req kb.SaveRequest) (*kb.SaveResponse, error) {
-	req.Scopes = nil
+	scopes, err := saveScopes(&Caller{Name: "knowhub mcp", Scopes: r.Scopes}, req.Scopes)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrForbidden, err)
+	}
+	req.Scopes = scopes
 	var resp kb.SaveResponse
 	return &resp, r.request(ctx, contract.SubjectKBSave, req, &resp)
 }
 
-// FeedbackKB asks kh.kb.update, for feedback only.
+// FeedbackKB asks kh.kb.update, for feedback only, on an entry that
+// kh.kb.get shows with Scopes.
 func (r *Remote) FeedbackKB(ctx context.Context, req kb.UpdateRequest) (*kb.UpdateResponse, error) {
-	if req.Action != kb.ActionFeedback {
-		return nil, fmt.Errorf("%w: only feedback is allowed here", ErrForbidden)
+	if req.Action != kb.ActionFeedback && req.Action != kb.ActionRevise {
+		return nil, fmt.Errorf("%w: only feedback and revisions are allowed here", ErrForbidden)
+	}
+	var entry kb.Entry
+	if err := r.request(ctx, contract.SubjectKBGet, contract.KBGetRequest{ID: req.ID, Scopes: r.Scopes}, &entry); err != nil {
+		return nil, err
 	}
 	var resp kb.UpdateResponse
 	return &resp, r.request(ctx, contract.SubjectKBUpdate, req, &resp)

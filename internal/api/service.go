@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -26,10 +25,8 @@ import (
 	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/redact"
 	"github.com/knowhub/knowhub/internal/transcript"
+	"github.com/knowhub/knowhub/internal/version"
 )
-
-// Version is reported by the NATS micro service.
-const Version = "0.1.0"
 
 // ErrBadRequest marks a request that can never succeed as sent.
 var ErrBadRequest = engine.ErrBadRequest
@@ -42,6 +39,9 @@ type Config struct {
 	Tokens []Token
 	// MaxBodyBytes bounds HTTP request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// Hosts are the host names the HTTP API answers to besides localhost
+	// and IP addresses (see browserGuard).
+	Hosts []string
 }
 
 // Index is what the endpoints read: the replica's engine and whether it
@@ -64,6 +64,12 @@ type Deps struct {
 	// Intake sanitizes transcripts sent to kh.extract and POST
 	// /api/extract before they are stored; without it those answer 503.
 	Intake *transcript.Intake
+	// Complete reports whether the node's initial sync has been indexed;
+	// until then search replies carry indexing: true. Nil means always.
+	Complete func() bool
+	// Problem names what keeps the node from making progress (a full
+	// disk), or returns nil: /readyz answers 503 and stats show it.
+	Problem func() error
 }
 
 // Service serves an Index over NATS micro (Run) and HTTP (Handler).
@@ -75,6 +81,7 @@ type Service struct {
 	index  Index
 	engine *engine.Engine
 	auth   *authenticator
+	guard  *browserGuard
 	red    Redactor
 	screen *kb.Screen
 	intake *transcript.Intake
@@ -82,6 +89,8 @@ type Service struct {
 	kbBucket jetstream.KeyValue
 	ready    chan struct{}
 	metrics  *Metrics
+	complete func() bool
+	problem  func() error
 }
 
 // New returns the API; Run serves its NATS endpoints, Handler its HTTP ones.
@@ -114,10 +123,14 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		index:  deps.Index,
 		engine: deps.Index.Engine(),
 		auth:   newAuthenticator(cfg.Tokens),
+		guard:  newBrowserGuard(cfg.Hosts),
 		red:    deps.Redactor,
 		screen: kb.NewScreen(),
 		intake: deps.Intake,
 		ready:  make(chan struct{}),
+
+		complete: deps.Complete,
+		problem:  deps.Problem,
 	}
 	s.metrics = NewMetrics(deps.JS)
 	s.metrics.instrumentAPI(s)
@@ -138,6 +151,20 @@ func (s *Service) open() bool { return len(s.cfg.Tokens) == 0 }
 // Integrity is what is known to be wrong with the index served, or "".
 func (s *Service) Integrity() string { return s.index.Integrity() }
 
+// Complete reports whether the initial sync has been indexed.
+func (s *Service) Complete() bool { return s.complete == nil || s.complete() }
+
+// Problem is what keeps the node from making progress, or "".
+func (s *Service) Problem() string {
+	if s.problem == nil {
+		return ""
+	}
+	if err := s.problem(); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
 // IsReady reports whether the index has loaded.
 func (s *Service) IsReady() bool { return s.index.IsReady() }
 
@@ -156,7 +183,7 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	svc, err := micro.AddService(s.nc, micro.Config{
 		Name:        contract.ServiceName,
-		Version:     Version,
+		Version:     version.Get().Version,
 		Description: "knowhub retrieval: docs, tools and knowledge search",
 		QueueGroup:  contract.ServiceQueueGroup,
 	})
@@ -212,11 +239,6 @@ func (s *Service) Run(ctx context.Context) error {
 func jsonEndpoint[Req, Resp any](ctx context.Context, fn func(context.Context, Req) (Resp, error)) micro.HandlerFunc {
 	return func(req micro.Request) {
 		var in Req
-		// JSON decoding would replace invalid UTF-8 with U+FFFD.
-		if !utf8.Valid(req.Data()) {
-			_ = req.Error("400", "request is not valid UTF-8", nil)
-			return
-		}
 		if err := decodeBody(req.Data(), &in, true); err != nil {
 			_ = req.Error("400", err.Error(), nil)
 			return
@@ -241,6 +263,9 @@ func (s *Service) SearchDocs(ctx context.Context, sr contract.SearchRequest) (*c
 		return nil, fmt.Errorf("%w: index has not reached sequence %d within %s", ErrUnavailable, sr.MinSeq, s.cfg.MinSeqWait)
 	}
 	resp, err := s.engine.SearchDocs(sr)
+	if err == nil {
+		resp.Indexing = !s.Complete()
+	}
 	if err != nil || len(sr.Repos) == 0 || resp.Total > 0 {
 		return resp, err
 	}
@@ -288,6 +313,8 @@ func (s *Service) handleStats(req micro.Request) {
 func (s *Service) stats() *contract.StatsResponse {
 	st := s.engine.Stats(s.IsReady())
 	st.Integrity = s.Integrity()
+	st.Problem = s.Problem()
+	st.Indexing = !s.Complete()
 	return st
 }
 

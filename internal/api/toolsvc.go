@@ -20,14 +20,28 @@ func (s *Service) SearchTools(ctx context.Context, req contract.ToolSearchReques
 	if req.MinSeq > 0 && !s.waitApplied(ctx, contract.CollectionTools, req.MinSeq) {
 		return nil, fmt.Errorf("%w: tools index has not reached sequence %d within %s", ErrUnavailable, req.MinSeq, s.cfg.MinSeqWait)
 	}
-	return s.engine.SearchTools(req)
+	resp, err := s.engine.SearchTools(req)
+	if err == nil {
+		resp.Indexing = !s.Complete()
+	}
+	return resp, err
 }
 
-// UpsertTools validates a batch as a whole and, only if every tool is
-// valid, publishes each descriptor to KH_TOOLS. The indexer makes them
-// searchable; the reply carries each tool's sequence for min_seq.
+// UpsertTools redacts, validates and screens a batch as a whole and, only
+// if every tool is valid, publishes each descriptor to KH_TOOLS. Every
+// producer of tools (HTTP, NATS, the CLI) comes through here, so no
+// secret in a description, keyword or input schema reaches the stream,
+// and no text that reads as prompt injection is served to agents. The
+// indexer makes them searchable; the reply carries each tool's sequence
+// for min_seq.
 func (s *Service) UpsertTools(ctx context.Context, req contract.ToolsUpsertRequest) (*contract.ToolsWriteResponse, error) {
+	if err := catalog.Redact(req.Tools, s.red); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
 	if err := catalog.Validate(req.Tools); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
+	}
+	if err := catalog.Screen(req.Tools, s.screen); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadRequest, err)
 	}
 	events := make([]contract.ToolEvent, len(req.Tools))

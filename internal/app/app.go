@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -142,18 +143,23 @@ type Node struct {
 	stages   Stages
 	services []Service
 	an       *analysis.Analyzer
+	red      *redact.Redactor
 
 	Watcher *watcher.Watcher
 	Query   *query.Replica
 	API     *api.Service
 	http    *http.Server
 	httpLn  net.Listener
+
+	complete chan struct{}
+	observe  atomic.Pointer[func(Progress)]
+	problem  func() error
 }
 
 // NewNode builds the selected stages on nc. HTTP is served when the query
 // stage runs and cfg enables it.
 func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstream.JetStream, stages Stages, log *slog.Logger) (*Node, error) {
-	n := &Node{cfg: cfg, log: log, nc: nc, js: js, stages: stages}
+	n := &Node{cfg: cfg, log: log, nc: nc, js: js, stages: stages, complete: make(chan struct{})}
 	// One analyzer, and its cache of stemmed words, for every stage here.
 	an := analysis.New()
 	n.an = an
@@ -161,6 +167,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 	if err != nil {
 		return nil, fmt.Errorf("redactor: %w", err)
 	}
+	n.red = red
 	var intake *transcript.Intake
 	if stages.Query {
 		if intake, err = NewIntake(cfg, red); err != nil {
@@ -177,7 +184,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		n.add(chunker.Stage, w.Run)
 	}
 	if stages.Indexer {
-		w, err := indexer.New(indexer.Config{MaxFileBytes: cfg.Watcher.MaxFileBytes}, indexer.Deps{NC: nc, Logger: log, Analyzer: an})
+		w, err := indexer.New(indexer.Config{MaxFileBytes: cfg.Watcher.MaxFileBytes}, indexer.Deps{NC: nc, Logger: log, Analyzer: an, Redactor: red})
 		if err != nil {
 			return nil, err
 		}
@@ -210,16 +217,18 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		}
 		n.Query = q
 		n.add(query.Stage, q.Run)
-		ac := api.Config{MaxBodyBytes: cfg.HTTP.MaxBodyBytes}
+		ac := api.Config{MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Hosts: cfg.HTTP.Hosts()}
 		for _, t := range cfg.HTTP.Tokens {
 			ac.Tokens = append(ac.Tokens, api.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
 		}
-		a, err := api.New(ac, api.Deps{NC: nc, JS: js, Logger: log, Index: q, Redactor: red, Intake: intake})
+		a, err := api.New(ac, api.Deps{NC: nc, JS: js, Logger: log, Index: q, Redactor: red, Intake: intake,
+			Complete: n.isComplete, Problem: n.Problem})
 		if err != nil {
 			return nil, err
 		}
 		n.API = a
 		n.add("api", a.Run)
+		n.add("sync", n.trackSync)
 		if cfg.HTTP.Enabled() {
 			ln, err := net.Listen("tcp", cfg.HTTP.Listen)
 			if err != nil {
@@ -284,6 +293,65 @@ func (n *Node) Run(ctx context.Context) error {
 		cancel()
 	}
 	return first
+}
+
+// Complete is closed once the node's initial sync has been indexed: the
+// watcher, when the node runs one, has published it, the pipeline has
+// caught up and the query replica has applied the result. Until then
+// search replies carry indexing: true. A node without the query stage
+// never closes it.
+func (n *Node) Complete() <-chan struct{} { return n.complete }
+
+func (n *Node) isComplete() bool {
+	select {
+	case <-n.complete:
+		return true
+	default:
+		return false
+	}
+}
+
+// SetProblem makes problem the source of what keeps the node from making
+// progress (the embedded server's full disk): /readyz answers 503 and
+// stats name it while it returns an error. Call before Run.
+func (n *Node) SetProblem(problem func() error) { n.problem = problem }
+
+// Problem is what keeps the node from making progress, or nil.
+func (n *Node) Problem() error {
+	if n.problem == nil {
+		return nil
+	}
+	return n.problem()
+}
+
+// ObserveSync hands every pipeline position read while the initial sync
+// is indexed to observe, for a progress display.
+func (n *Node) ObserveSync(observe func(Progress)) { n.observe.Store(&observe) }
+
+// trackSync closes n.complete once the initial sync has been indexed.
+// Like every service it returns when the node stops.
+func (n *Node) trackSync(ctx context.Context) error {
+	waits := []<-chan struct{}{n.API.Ready()}
+	if n.Watcher != nil {
+		waits = append(waits, n.Watcher.Ready())
+	}
+	for _, ch := range waits {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	observe := func(p Progress) {
+		if f := n.observe.Load(); f != nil {
+			(*f)(p)
+		}
+	}
+	if WatchCaughtUp(ctx, n.js, n.Query.Engine().Revision, observe) == nil {
+		close(n.complete)
+	}
+	<-ctx.Done()
+	return nil
 }
 
 // Settle gives back the memory a bulk load left behind, once the node has

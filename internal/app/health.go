@@ -32,8 +32,12 @@ func (n *Node) ListenHealth(addr string) (net.Addr, error) {
 }
 
 // workerReady reports what keeps the node's stages from being ready: a
-// watcher is ready once its initial sync is published.
+// problem that blocks progress (a full disk), and a watcher is ready
+// once its initial sync is published.
 func (n *Node) workerReady() error {
+	if err := n.Problem(); err != nil {
+		return err
+	}
 	if n.Watcher != nil {
 		select {
 		case <-n.Watcher.Ready():

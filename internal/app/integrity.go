@@ -153,7 +153,7 @@ func (n *Node) checkIntegrity(ctx context.Context) {
 		res, err = watcher.Replay(ctx, n.js)
 	}
 	if err == nil {
-		tools, err = indexer.ReplayTools(ctx, n.js, n.an)
+		tools, err = indexer.ReplayTools(ctx, n.js, n.an, n.red)
 	}
 	if err == nil {
 		entries, err = indexer.ReplayKB(ctx, n.js, kb.Folder{})

@@ -44,8 +44,9 @@ func startKBAPI(t *testing.T) *kbAPI {
 	return &kbAPI{t: t, base: "http://" + node.HTTPAddr(), srv: srv}
 }
 
-// do sends a request and decodes the JSON reply into out (when not nil),
-// returning the status.
+// do sends a request as a script would (a body as application/json, no
+// Origin) and decodes the JSON reply into out (when not nil), returning
+// the status.
 func (a *kbAPI) do(method, path, token string, body any, out any) int {
 	a.t.Helper()
 	var rd io.Reader
@@ -63,6 +64,9 @@ func (a *kbAPI) do(method, path, token string, body any, out any) int {
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -16,6 +16,9 @@ type MeterSample struct {
 	Total    int  // files known so far: Done and those in flight
 	Sections int  // sections searchable (0: not known)
 	Reading  bool // the repositories are still being read: Total may grow
+	// Stalled names what keeps the run from making progress (a full
+	// disk): the line says so instead of promising a time left.
+	Stalled string
 }
 
 // A Meter shows the progress of a long run: on a terminal one line
@@ -102,6 +105,10 @@ func FormatProgress(label string, s MeterSample, elapsed time.Duration) string {
 	}
 	if s.Sections > 0 {
 		fmt.Fprintf(&b, ", %d sections", s.Sections)
+	}
+	if s.Stalled != "" {
+		b.WriteString(", stalled: " + s.Stalled)
+		return b.String()
 	}
 	secs := elapsed.Seconds()
 	if secs <= 0 || done == 0 {

@@ -21,6 +21,9 @@ func TestFormatProgress(t *testing.T) {
 			"indexing: 100 of 20000 files (0%), 10 files/s, about 33m0s left"},
 		// A total behind the count (files without sections) is never shown below it.
 		{MeterSample{Done: 50, Total: 40}, time.Second, "indexing: 50 of 50 files (100%), 50 files/s"},
+		// A stalled run names why, and promises no time left.
+		{MeterSample{Done: 400, Total: 1000, Stalled: "disk full at /data/jetstream: 0.5 MiB free"}, 2 * time.Second,
+			"indexing: 400 of 1000 files (40%), stalled: disk full at /data/jetstream: 0.5 MiB free"},
 	} {
 		if got := FormatProgress("indexing", c.s, c.elapsed); got != c.want {
 			t.Errorf("FormatProgress(%+v, %s)\n got %q\nwant %q", c.s, c.elapsed, got, c.want)

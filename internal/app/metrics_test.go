@@ -20,6 +20,7 @@ import (
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/natstest"
+	"github.com/knowhub/knowhub/internal/version"
 )
 
 // scrape reads a /metrics page.
@@ -97,6 +98,9 @@ func TestMetricsAreScrapedFromARealNode(t *testing.T) {
 	}
 	resp.Body.Close()
 	searchDocs(t, srv.NC, contract.SearchRequest{Query: "beta"})
+	if msg, err := srv.NC.Request(contract.SubjectSearchDocs, []byte(`{"query":"a\u0000b"}`), 5*time.Second); err != nil || msg.Header.Get("Nats-Service-Error-Code") != "400" {
+		t.Fatalf("a bad NATS search: %v %v", err, msg)
+	}
 	// A poisoned message on the chunker's stream becomes a dead letter.
 	if _, err := srv.JS.PublishMsg(context.Background(), &nats.Msg{Subject: contract.SubjectFiles + ".docs.0000000000000001", Data: []byte("{not json")}); err != nil {
 		t.Fatal(err)
@@ -116,8 +120,9 @@ func TestMetricsAreScrapedFromARealNode(t *testing.T) {
 		{"knowhub_http_requests_total", []string{"endpoint", "GET /api/docs/search", "code", "200"}, 3},
 		{"knowhub_http_requests_total", []string{"endpoint", "GET /api/docs/search", "code", "400"}, 1},
 		{"knowhub_http_request_duration_seconds", []string{"endpoint", "GET /api/docs/search"}, 4},
-		{"knowhub_nats_requests_total", []string{"endpoint", "search-docs"}, 1},
-		{"knowhub_nats_request_duration_seconds", []string{"endpoint", "search-docs"}, 1},
+		{"knowhub_nats_requests_total", []string{"endpoint", "search-docs", "code", "200"}, 1},
+		{"knowhub_nats_requests_total", []string{"endpoint", "search-docs", "code", "400"}, 1},
+		{"knowhub_nats_request_duration_seconds", []string{"endpoint", "search-docs"}, 2},
 		{"knowhub_index_sections", []string{"collection", "docs"}, float64(stats.Collections["docs"].Chunks)},
 		{"knowhub_index_sources", []string{"collection", "docs"}, 2},
 		{"knowhub_index_terms", []string{"collection", "docs"}, float64(stats.Collections["docs"].Terms)},
@@ -129,7 +134,7 @@ func TestMetricsAreScrapedFromARealNode(t *testing.T) {
 		{"knowhub_stage_dead_letters", []string{"stage", "indexer"}, 0},
 		{"knowhub_stage_pending_messages", []string{"stage", "chunker"}, 0},
 		{"knowhub_stage_pending_messages", []string{"stage", "indexer"}, 0},
-		{"knowhub_build_info", nil, 1},
+		{"knowhub_build_info", []string{"version", version.Get().Version}, 1},
 	} {
 		got, ok := value(fams, c.name, c.labels...)
 		if !ok || got != c.want {
@@ -163,6 +168,7 @@ func TestMicroEndpointsCarryTheirSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	var info struct {
+		Version   string `json:"version"`
 		Endpoints []struct {
 			Name     string            `json:"name"`
 			Subject  string            `json:"subject"`
@@ -171,6 +177,9 @@ func TestMicroEndpointsCarryTheirSchemas(t *testing.T) {
 	}
 	if err := json.Unmarshal(msg.Data, &info); err != nil {
 		t.Fatal(err)
+	}
+	if info.Version != version.Get().Version {
+		t.Errorf("service version %q, want knowhub's %q", info.Version, version.Get().Version)
 	}
 	seen := map[string]bool{}
 	for _, ep := range info.Endpoints {

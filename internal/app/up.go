@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/knowhub/knowhub/internal/broker"
@@ -30,6 +32,7 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 		StoreDir:   filepath.Join(cfg.DataDir, "jetstream"),
 		MaxPayload: int32(cfg.NATS.MaxPayload),
 		ListenFlag: "--nats-listen",
+		Logger:     log,
 	})
 	if err != nil {
 		return err
@@ -50,10 +53,17 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 	if err := Reconcile(ctx, js, keep, log); err != nil {
 		return err
 	}
+	// A data directory that holds files already read is a restart: the
+	// watcher then checks the files for changes rather than indexing them.
+	restart := false
+	if p, err := ReadProgress(ctx, js); err == nil {
+		restart = p.FilesLastSeq > 0
+	}
 	node, err := NewNode(ctx, cfg, nc, js, All, log)
 	if err != nil {
 		return err
 	}
+	node.SetProblem(srv.DiskProblem)
 	fmt.Fprintf(out, "knowhub is up\n  NATS   %s\n", srv.ClientURL())
 	if addr := node.HTTPAddr(); addr != "" {
 		fmt.Fprintf(out, "  HTTP   http://%s\n", addr)
@@ -70,13 +80,20 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 		hint += " --nats-url " + u
 	}
 	go func() {
-		meter := NewMeter(out, "indexing", start)
+		label := "indexing"
+		if restart {
+			label = "checking for changes"
+		}
+		meter := NewMeter(out, label, start)
 		var shown time.Time
 		show := func(p Progress, reading bool) {
 			if now := time.Now(); now.Sub(shown) >= 250*time.Millisecond {
 				shown = now
 				st := node.Query.Engine().Stats(true).Collections[contract.CollectionDocs]
 				s := MeterSample{Done: st.Sources, Total: st.Sources + p.InFlight(), Sections: st.Chunks, Reading: reading}
+				if err := node.Problem(); err != nil {
+					s.Stalled = err.Error()
+				}
 				if !reading { // every file has been read: count files, not files with sections
 					sc := node.Watcher.Initial()
 					s.Total = sc.Published + sc.Unchanged
@@ -95,31 +112,67 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 				tick.Stop()
 				return
 			case <-tick.C:
-				if p, err := ReadProgress(ctx, js); err == nil {
+				// On a restart the index holds every file already: a
+				// count of indexed files would say nothing of the check.
+				if p, err := ReadProgress(ctx, js); err == nil && !restart {
 					show(p, true)
 				}
 			}
 		}
 		tick.Stop()
+		node.ObserveSync(func(p Progress) { show(p, false) })
 		select {
-		case <-node.API.Ready():
+		case <-node.Complete():
+			meter.Finish()
 		case <-ctx.Done():
-			return
-		}
-		err := WatchCaughtUp(ctx, js, node.Query.Engine().Revision, func(p Progress) { show(p, false) })
-		meter.Finish()
-		if err != nil {
+			meter.Finish()
 			return
 		}
 		st := node.Query.Engine().Stats(true).Collections[contract.CollectionDocs]
-		fmt.Fprintf(out, "indexed %d files, %d sections in %s", st.Sources, st.Chunks, time.Since(start).Round(time.Millisecond))
-		// The watcher read every matching file; one without any section
-		// (empty, or front matter only) is stored but not searchable.
-		if sc := node.Watcher.Initial(); sc.Published+sc.Unchanged > st.Sources {
-			fmt.Fprintf(out, " (%d of the %d files read hold no section)", sc.Published+sc.Unchanged-st.Sources, sc.Published+sc.Unchanged)
+		sc := node.Watcher.Initial()
+		took := time.Since(start).Round(time.Millisecond)
+		switch read := sc.Published + sc.Unchanged; {
+		case restart && sc.Published == 0 && sc.Deleted == 0:
+			fmt.Fprintf(out, "checked %s in %s: none changed; %s, %s searchable", count(read, "file", "files"), took,
+				count(st.Sources, "file", "files"), count(st.Chunks, "section", "sections"))
+		case restart:
+			fmt.Fprintf(out, "checked %s in %s: %s changed, %s gone, indexed; %s, %s searchable", count(read, "file", "files"), took,
+				count(sc.Published, "file", "files"), count(sc.Deleted, "file", "files"),
+				count(st.Sources, "file", "files"), count(st.Chunks, "section", "sections"))
+		default:
+			fmt.Fprintf(out, "indexed %s, %s in %s", count(st.Sources, "file", "files"), count(st.Chunks, "section", "sections"), took)
+			// The watcher read every matching file; one without any
+			// section (empty, or front matter only) is stored but not
+			// searchable.
+			if read > st.Sources {
+				fmt.Fprintf(out, " (%s of the %s read hold no section)", thousands(read-st.Sources), count(read, "file", "files"))
+			}
 		}
 		fmt.Fprintf(out, "; search with: %s \"your question\"\n", hint)
 		node.Settle()
 	}()
 	return node.Run(ctx)
+}
+
+// count is n, in thousands, with the noun that fits it: "1 file",
+// "14,917 files".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return thousands(n) + " " + many
+}
+
+// thousands writes n with commas between groups of three digits.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		return "-" + s
+	}
+	return s
 }

@@ -29,11 +29,15 @@ func TestUpServesAndStopsCleanly(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- Up(ctx, cfg, testLogger(t), &out, "knowhub") }()
-		natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "indexed 1 files") })
-		// Off the default port, the hint names the address in use; it
-		// explains the file that holds no section.
-		for _, want := range []string{"NATS   nats://127.0.0.1:", "HTTP   http://127.0.0.1:", "repo   docs",
-			"(1 of the 2 files read hold no section); search with: knowhub search --nats-url nats://127.0.0.1:"} {
+		natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "search with:") })
+		// Off the default port, the hint names the address in use; the
+		// first run explains the file that holds no section, the second
+		// says it checked the files and found none changed.
+		said := []string{"indexed 1 file, 1 section in", "(1 of the 2 files read hold no section); search with: knowhub search --nats-url nats://127.0.0.1:"}
+		if round == 1 {
+			said = []string{"checked 2 files in", "none changed; 1 file, 1 section searchable; search with: knowhub search --nats-url nats://127.0.0.1:"}
+		}
+		for _, want := range append([]string{"NATS   nats://127.0.0.1:", "HTTP   http://127.0.0.1:", "repo   docs"}, said...) {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("round %d: output lacks %q:\n%s", round, want, out.String())
 			}
@@ -90,7 +94,7 @@ func TestSecondUpOnOneDataDirExits(t *testing.T) {
 			t.Errorf("first up stopped with %v", err)
 		}
 	}()
-	natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "indexed 1 files") })
+	natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "indexed 1 file,") })
 	second := *cfg
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel2()
@@ -121,12 +125,12 @@ func TestUpRemovesARepositoryNoLongerConfigured(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- Up(ctx, cfg, slog.New(slog.NewTextHandler(&logs, nil)), &out, "knowhub") }()
-		natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "indexed ") })
+		natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "search with:") })
 		cancel()
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		want := []string{"indexed 2 files", "indexed 1 files"}[round]
+		want := []string{"indexed 2 files", "none changed; 1 file, 1 section searchable"}[round]
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("round %d: %q, want %q", round, out.String(), want)
 		}
@@ -152,5 +156,53 @@ func TestUpWithoutRepositoriesSaysHowToAddOne(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A restart says what it found: the files it checked and what changed,
+// not a count of files "indexed" when none was.
+func TestUpRestartSaysWhatChanged(t *testing.T) {
+	docs, dataDir := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(docs, "a.md"), "# A\n\nFirst.\n")
+	writeFile(t, filepath.Join(docs, "b.md"), "# B\n\nSecond.\n")
+	run := func(edit func()) string {
+		t.Helper()
+		edit()
+		cfg := testConfig(config.Repository{Name: "docs", Path: docs})
+		cfg.DataDir = dataDir
+		cfg.NATS.Listen = "127.0.0.1:-1"
+		var out natstest.LogBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- Up(ctx, cfg, testLogger(t), &out, "knowhub") }()
+		natstest.WaitFor(t, 20*time.Second, "up to report the index", func() bool { return strings.Contains(out.String(), "search with:") })
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	for i, tc := range []struct {
+		edit      func()
+		want, not string
+	}{
+		{func() {}, "indexed 2 files, 2 sections in", "checked"},
+		{func() {}, "checked 2 files in", "indexed"},
+		{func() { writeFile(t, filepath.Join(docs, "b.md"), "# B\n\nSecond, edited.\n") }, "checked 2 files in", "none changed"},
+	} {
+		out := run(tc.edit)
+		if !strings.Contains(out, tc.want) || strings.Contains(out, tc.not) {
+			t.Errorf("start %d: output lacks %q or holds %q:\n%s", i+1, tc.want, tc.not, out)
+		}
+		switch i {
+		case 1:
+			if !strings.Contains(out, "none changed; 2 files, 2 sections searchable") {
+				t.Errorf("an unchanged restart: %s", out)
+			}
+		case 2:
+			if !strings.Contains(out, "1 file changed, 0 files gone, indexed") {
+				t.Errorf("a restart after an edit: %s", out)
+			}
+		}
 	}
 }

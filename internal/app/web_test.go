@@ -153,7 +153,7 @@ func TestWebPageSearchesAndReviews(t *testing.T) {
 	if mark == "" || !strings.Contains("sandbox network access", strings.ToLower(mark)) {
 		t.Errorf("first marked word %q, want one of the query's words", mark)
 	}
-	if shadowed := b.text("#shadowed"); !strings.Contains(shadowed, "plugin") || !strings.Contains(shadowed, "shadowed by core:tools/sandbox.md#") {
+	if shadowed := b.text("#shadowed"); !strings.Contains(shadowed, "plugin") || !strings.Contains(shadowed, "shadowed by core:tools/sandbox.md (") {
 		t.Errorf("shadowed panel %q, want the plugin page shadowed by core", shadowed)
 	}
 	status := b.text("#status-body")

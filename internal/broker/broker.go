@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"time"
@@ -27,11 +28,17 @@ type EmbeddedConfig struct {
 	// ListenFlag names the option that changes Listen, for the error
 	// shown when the port is taken.
 	ListenFlag string
+	// Logger receives the disk guard's lines (a full disk is an error);
+	// nil discards them.
+	Logger *slog.Logger
 }
 
 // Embedded is a running in-process NATS server with JetStream.
 type Embedded struct {
-	srv *server.Server
+	srv   *server.Server
+	guard *diskGuard
+	stop  context.CancelFunc
+	done  chan struct{}
 }
 
 // StartEmbedded starts a NATS server with JetStream file storage and waits,
@@ -72,6 +79,10 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	if opts.MaxPayload == 0 {
 		opts.MaxPayload = 8 << 20
 	}
+	if diskGuarded {
+		// The disk guard's account limit binds instead (diskguard.go).
+		opts.JetStreamMaxStore = unlimitedStore
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("create nats server: %w", err)
@@ -88,7 +99,34 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 			return nil, errors.New("nats server not ready after 30s")
 		}
 	}
-	return &Embedded{srv: srv}, nil
+	e := &Embedded{srv: srv, done: make(chan struct{})}
+	var gctx context.Context
+	gctx, e.stop = context.WithCancel(context.Background())
+	if !diskGuarded {
+		close(e.done)
+		return e, nil
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	e.guard = &diskGuard{srv: srv, dir: cfg.StoreDir, log: log.With("component", "disk")}
+	// The first check sets the limit before knowhub's own clients connect.
+	e.guard.check()
+	go func() {
+		defer close(e.done)
+		e.guard.run(gctx)
+	}()
+	return e, nil
+}
+
+// DiskProblem names what is wrong with the store's disk (it is full), or
+// returns nil.
+func (e *Embedded) DiskProblem() error {
+	if e.guard == nil {
+		return nil
+	}
+	return e.guard.err()
 }
 
 // ClientURL is the URL clients connect to.
@@ -107,6 +145,8 @@ func (e *Embedded) ConnectInProcess(name string) (*nats.Conn, error) {
 
 // Shutdown stops the server and waits for it to finish.
 func (e *Embedded) Shutdown() {
+	e.stop()
+	<-e.done
 	e.srv.Shutdown()
 	e.srv.WaitForShutdown()
 }

@@ -118,13 +118,12 @@ type Consumer struct {
 	// (default 8). Messages of one subject may then be handled out of
 	// order, so handlers must order writes by stream sequence themselves.
 	Concurrency int
-	// MaxDeliveries bounds how often a message whose dead letter cannot be
-	// stored is delivered before it is dropped with an error log line
-	// (default 10).
-	MaxDeliveries int
-	// NakDelay is how long a message that could not be dead-lettered
-	// waits before its redelivery (default 1s).
+	// NakDelay is how long a message that could not be handled nor
+	// dead-lettered waits before its first redelivery (default 1s); each
+	// further one waits twice as long, up to MaxNakDelay.
 	NakDelay time.Duration
+	// MaxNakDelay bounds the wait between redeliveries (default 30s).
+	MaxNakDelay time.Duration
 }
 
 // DefaultAckWait is the default Consumer.AckWait: short, so that the
@@ -171,26 +170,30 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 8
 	}
-	if c.MaxDeliveries <= 0 {
-		c.MaxDeliveries = 10
-	}
 	if c.NakDelay <= 0 {
 		c.NakDelay = time.Second
 	}
+	if c.MaxNakDelay <= 0 {
+		c.MaxNakDelay = 30 * time.Second
+	}
+	c.MaxNakDelay = max(c.MaxNakDelay, c.NakDelay)
 	sub := &subscriber{js: b.js, consumer: c, log: b.log.With("component", c.Stage)}
 	retry := middleware.Retry{
 		MaxRetries:      c.MaxRetries,
 		InitialInterval: 50 * time.Millisecond,
 		MaxInterval:     2 * time.Second,
 		Multiplier:      2,
-		ShouldRetry:     func(p middleware.RetryParams) bool { return !IsPermanent(p.Err) },
+		ShouldRetry:     func(p middleware.RetryParams) bool { return !IsPermanent(p.Err) && !IsStorageFull(p.Err) },
 		Logger:          watermillLogger(b.log.With("component", "bus", "stage", c.Stage)),
 	}
 	// A dead letter keeps the metadata only: the payload may hold a
 	// producer's unredacted content. It stays in the source stream at the
 	// sequence the dead letter names, unless the handler found it
 	// Malformed.
-	poison, err := middleware.PoisonQueue(payloadless{b.dlq}, contract.DLQSubject(c.Stage))
+	// A message that failed for want of storage is not poison: it is
+	// returned and redelivered, with backoff, until there is room again.
+	poison, err := middleware.PoisonQueueWithFilter(payloadless{b.dlq}, contract.DLQSubject(c.Stage),
+		func(err error) bool { return !IsStorageFull(err) })
 	if err != nil {
 		return fmt.Errorf("poison queue for %s: %w", c.Stage, err)
 	}
@@ -201,7 +204,12 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 		if p := (permanentError{}); errors.As(err, &p) && p.discard {
 			wm.Metadata.Set(mdDiscard, "1")
 		}
-		if err != nil {
+		switch {
+		case err == nil:
+		case IsStorageFull(err):
+			log.Error("JetStream has no room to store the result (is its disk full?); the message waits for redelivery",
+				"subject", m.Subject, "seq", m.Seq, "correlation", m.CorrelationID, "err", err)
+		default:
 			log.Warn("handle message", "subject", m.Subject, "seq", m.Seq, "correlation", m.CorrelationID, "permanent", IsPermanent(err), "err", err)
 		}
 		return err
@@ -394,6 +402,35 @@ func fromWatermill(wm *message.Message) *Message {
 	}
 	return m
 }
+
+// IsStorageFull reports whether err is JetStream refusing a write for want
+// of storage: the server's or the account's limit is reached ("insufficient
+// resources"), or the disk itself is full. Retrying helps once space is
+// freed, so such a message is neither dead-lettered nor dropped.
+func IsStorageFull(err error) bool {
+	if err == nil {
+		return false
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		case jsErrAccountResourcesExceeded, jsErrInsufficientResources, jsErrStorageResourcesExceeded:
+			return true
+		}
+	}
+	// Errors that crossed a process boundary keep only their text.
+	msg := err.Error()
+	return strings.Contains(msg, "insufficient resources") || strings.Contains(msg, "resource limits exceeded") ||
+		strings.Contains(msg, "no space left on device")
+}
+
+// JetStream's error codes for a write refused for want of storage
+// (nats-server's errors.json).
+const (
+	jsErrAccountResourcesExceeded jetstream.ErrorCode = 10002
+	jsErrInsufficientResources    jetstream.ErrorCode = 10023
+	jsErrStorageResourcesExceeded jetstream.ErrorCode = 10047
+)
 
 // IsWrongLastSequence reports whether err is JetStream refusing a publish
 // whose Nats-Expected-Last-Subject-Sequence (or -Sequence) no longer holds:

@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -143,10 +144,11 @@ func mustStream(t *testing.T, js jetstream.JetStream, name string) jetstream.Str
 	return s
 }
 
-// When the dead-letter publish itself keeps failing, the message is
-// terminated after a bounded number of deliveries, with a log line,
-// instead of being redelivered forever.
-func TestFailingDeadLetterIsBounded(t *testing.T) {
+// When the dead-letter publish itself keeps failing (the dead-letter
+// stream is gone, or JetStream has no room), the message is neither acked
+// nor dropped: it is redelivered with growing delays until its dead letter
+// is stored.
+func TestFailingDeadLetterKeepsTheMessage(t *testing.T) {
 	srv := natstest.Start(t, "")
 	ctx := context.Background()
 	if err := srv.JS.DeleteStream(ctx, contract.StreamDLQ); err != nil {
@@ -157,23 +159,98 @@ func TestFailingDeadLetterIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &natstest.LogBuffer{}
-	log := slog.New(slog.NewTextHandler(logs, nil))
 	c := bus.Consumer{Stage: "test", Stream: contract.StreamFiles, Durable: "test", Filter: subj, Concurrency: 1,
-		MaxDeliveries: 3, NakDelay: 20 * time.Millisecond}
-	cnt := runBus(t, srv, c, log)
-	natstest.WaitFor(t, 20*time.Second, "the message to be terminated", func() bool {
-		return strings.Contains(logs.String(), "dead letter not stored; message dropped")
-	})
+		NakDelay: 10 * time.Millisecond, MaxNakDelay: 40 * time.Millisecond}
+	cnt := runBus(t, srv, c, slog.New(slog.DiscardHandler))
+	// Well past the ten deliveries after which it used to be dropped.
+	natstest.WaitFor(t, 20*time.Second, "a dozen deliveries", func() bool { return cnt.get(pub.Sequence) >= 12 })
 	cons, err := srv.JS.Consumer(ctx, contract.StreamFiles, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
-	natstest.WaitFor(t, 10*time.Second, "nothing pending", func() bool {
+	info, err := cons.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.NumAckPending+int(info.NumPending) != 1 {
+		t.Fatalf("the message whose dead letter failed is no longer pending: %+v", info)
+	}
+	// The dead-letter stream is back: the dead letter is stored and only
+	// then is the message acknowledged.
+	if _, err := srv.JS.CreateStream(ctx, jetstream.StreamConfig{Name: contract.StreamDLQ, Subjects: []string{contract.SubjectDLQ + ".>"}}); err != nil {
+		t.Fatal(err)
+	}
+	natstest.WaitFor(t, 10*time.Second, "the dead letter stored and the message acked", func() bool {
+		dlq, err := mustStream(t, srv.JS, contract.StreamDLQ).Info(ctx)
+		if err != nil || dlq.State.Msgs != 1 {
+			return false
+		}
 		info, err := cons.Info(ctx)
-		return err == nil && info.NumAckPending == 0 && info.NumPending == 0 && info.NumRedelivered == 0
+		return err == nil && info.NumAckPending == 0 && info.NumPending == 0
 	})
-	if n := cnt.get(pub.Sequence); n != 3 {
-		t.Errorf("message delivered %d times, want 3 (the bound)", n)
+}
+
+func TestNakDelayDoublesUpToItsBound(t *testing.T) {
+	for delivered, want := range map[uint64]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 4 * time.Second, 5: 16 * time.Second, 6: 30 * time.Second, 1000: 30 * time.Second} {
+		if got := bus.NakDelay(time.Second, 30*time.Second, delivered); got != want {
+			t.Errorf("delivery %d: delay %s, want %s", delivered, got, want)
+		}
+	}
+}
+
+// A handler that cannot store its result because JetStream has no room
+// is not poison: the message is not dead-lettered but redelivered until
+// the write succeeds.
+func TestStorageFullIsRetriedNotDeadLettered(t *testing.T) {
+	srv := natstest.Start(t, "")
+	ctx := context.Background()
+	subj := contract.SubjectFiles + ".docs.00000000000000cc"
+	pub, err := srv.JS.Publish(ctx, subj, []byte("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bus.New(srv.NC, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cnt := &counter{}
+	full := &jetstream.APIError{Code: 503, ErrorCode: 10023, Description: "insufficient resources"}
+	c := bus.Consumer{Stage: "test", Stream: contract.StreamFiles, Durable: "test", Filter: subj, Concurrency: 1,
+		MaxRetries: 1, NakDelay: 10 * time.Millisecond, MaxNakDelay: 20 * time.Millisecond}
+	err = b.Handle(c, func(ctx context.Context, m *bus.Message) error {
+		cnt.add(m.Seq)
+		if cnt.get(m.Seq) < 20 {
+			return fmt.Errorf("publish chunk set: %w", full)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = b.Run(runCtx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	cons := func() *jetstream.ConsumerInfo {
+		c, err := srv.JS.Consumer(ctx, contract.StreamFiles, "test")
+		if err != nil {
+			return nil
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			return nil
+		}
+		return info
+	}
+	natstest.WaitFor(t, 20*time.Second, "the write to succeed and the message acked", func() bool {
+		info := cons()
+		return cnt.get(pub.Sequence) >= 20 && info != nil && info.NumAckPending == 0 && info.NumPending == 0
+	})
+	dlq, err := mustStream(t, srv.JS, contract.StreamDLQ).Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dlq.State.Msgs != 0 {
+		t.Errorf("%d dead letters for a message that failed for want of storage", dlq.State.Msgs)
 	}
 }

@@ -124,20 +124,29 @@ func (s *subscriber) await(ctx context.Context, msg jetstream.Msg, wm *message.M
 	}
 }
 
-// nak returns a message whose handling failed and whose dead letter could
-// not be stored. It is redelivered after the consumer's NakDelay, at most
-// MaxDeliveries times in all: then it is terminated with an error log line,
-// so that a dead-letter stream that keeps refusing it cannot turn into an
-// endless redelivery.
+// nak returns a message whose handling failed and that was not
+// dead-lettered: the handler could not store its result, or the dead
+// letter itself could not be stored (JetStream out of storage). Such a
+// message is never dropped: it is redelivered after the consumer's
+// NakDelay, doubled at each delivery up to MaxNakDelay, so that a
+// condition that lasts (a full disk) costs a redelivery every MaxNakDelay
+// and work resumes by itself once it clears.
 func (s *subscriber) nak(msg jetstream.Msg) {
-	md, err := msg.Metadata()
-	if err != nil || md.NumDelivered < uint64(s.consumer.MaxDeliveries) {
-		_ = msg.NakWithDelay(s.consumer.NakDelay)
-		return
+	delivered := uint64(1)
+	if md, err := msg.Metadata(); err == nil {
+		delivered = md.NumDelivered
 	}
-	s.log.Error("dead letter not stored; message dropped", "subject", msg.Subject(), "seq", md.Sequence.Stream,
-		"deliveries", md.NumDelivered, "stream", s.consumer.Stream)
-	_ = msg.Term()
+	_ = msg.NakWithDelay(nakDelay(s.consumer.NakDelay, s.consumer.MaxNakDelay, delivered))
+}
+
+// nakDelay is first doubled for each delivery after the first, at most
+// limit.
+func nakDelay(first, limit time.Duration, delivered uint64) time.Duration {
+	d := first
+	for i := uint64(1); i < delivered && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
 }
 
 // Close implements message.Subscriber; subscriptions end with their

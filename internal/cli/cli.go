@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/knowhub/knowhub/internal/config"
@@ -37,6 +38,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"bench":   cmdBench,
 		"eval":    cmdEval,
 		"mcp":     cmdMCP,
+		"health":  cmdHealth,
 	}
 	name, rest := args[0], args[1:]
 	switch name {
@@ -83,14 +85,15 @@ Usage:
   knowhub up [DIR ...] [--config knowhub.json]   run NATS, every worker and the HTTP API
   knowhub search "QUERY" [--top-k N] [--repo R] [--json]
   knowhub stats [--json]                          files, sections, repositories, pipeline position
-  knowhub reindex [--rescan] [--wait D] [--json]  rebuild the index by replaying KH_FILES (--rescan: re-read the files)
+  knowhub reindex [--rescan] [--wait D] [--json]  rebuild the index from the files read (--rescan: read them again)
   knowhub repos [list] | remove NAME               repositories in the index; remove one
   knowhub tools add CATALOG.json | rm NAME... | search "QUERY" [--type core|sourced] [--limit N]
-  knowhub kb save|search|get|helpful|harmful|review|replay     knowledge entries
+  knowhub kb save|search|get|helpful|harmful|revise|review|replay   knowledge entries
   knowhub kb revoke --transcript ID               revoke every entry extracted from a transcript
   knowhub extract TRANSCRIPT.json | --replay [--since T] [--dry-run]
   knowhub mcp [--scopes S]                        serve MCP on stdio, calling a running knowhub over NATS
   knowhub worker STAGE [flags]                    run one stage (watcher, chunker, indexer, query) against NATS
+  knowhub health [URL]                            probe a process's /readyz: exit 0 when it is ready
   knowhub bench [--corpus DIR]                    measure indexing, query latency and memory
   knowhub eval DIR | --markdown DIR [--json]      score retrieval on a judged collection (nDCG@10, recall, MRR, hit@k)
   knowhub eval --sets DIR --half dev|test         score every judged docs set of DIR in one table
@@ -111,6 +114,9 @@ type common struct {
 	help     io.Writer // where -h prints the flags
 	// usage, when set, is printed by -h in place of the usage line.
 	usage func(io.Writer)
+	// shared names the flags every command has (configuration, logging,
+	// the NATS connection): -h lists them after the command's own.
+	shared map[string]bool
 }
 
 // newCommon makes the flag set of the command name ("kb save"), whose
@@ -124,6 +130,8 @@ func newCommon(name, synopsis string, stdout, stderr io.Writer) *common {
 	c.fs.StringVar(&c.config, "config", "", "configuration `file` (JSON)")
 	c.fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	c.client = config.BindClientFlags(c.fs)
+	c.shared = map[string]bool{}
+	c.fs.VisitAll(func(f *flag.Flag) { c.shared[f.Name] = true })
 	return c
 }
 
@@ -147,16 +155,32 @@ func (c *common) parse(args []string) ([]string, error) {
 	}
 }
 
-// printHelp writes the usage line and every flag with its default.
+// printHelp writes the usage line and every flag with its default: the
+// command's own flags first, then those every command shares under a
+// heading of their own.
 func (c *common) printHelp() {
 	if c.usage != nil {
 		c.usage(c.help)
 	} else {
 		fmt.Fprintf(c.help, "usage: knowhub %s\n\nflags:\n", c.synopsis)
 	}
-	c.fs.SetOutput(c.help)
-	c.fs.PrintDefaults()
-	c.fs.SetOutput(io.Discard)
+	own := flag.NewFlagSet(c.fs.Name(), flag.ContinueOnError)
+	shared := flag.NewFlagSet(c.fs.Name(), flag.ContinueOnError)
+	c.fs.VisitAll(func(f *flag.Flag) {
+		to := own
+		if c.shared[f.Name] {
+			to = shared
+		}
+		to.Var(f.Value, f.Name, f.Usage)
+		to.Lookup(f.Name).DefValue = f.DefValue
+	})
+	for _, fs := range []*flag.FlagSet{own, shared} {
+		if fs == shared {
+			fmt.Fprintf(c.help, "\nconfiguration and connection flags (every command):\n")
+		}
+		fs.SetOutput(c.help)
+		fs.PrintDefaults()
+	}
 }
 
 // load reads the configuration: file (or defaults) < environment < flags.
@@ -183,6 +207,14 @@ func (c *common) logger(stderr io.Writer) (*slog.Logger, error) {
 		return nil, usageError{fmt.Errorf("--log-level %q: want debug, info, warn or error", c.logLevel)}
 	}
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: lvl})), nil
+}
+
+// plural is n with the noun that fits it: "1 tool", "2 tools".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // printJSON writes v as indented JSON.

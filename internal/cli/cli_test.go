@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -25,18 +26,24 @@ func run(t *testing.T, url string, args ...string) (string, int) {
 	return out.String() + errOut.String(), code
 }
 
-func TestCommandsAgainstARunningKnowhub(t *testing.T) {
-	srv := natstest.Start(t, "")
-	docs := t.TempDir()
-	if err := os.WriteFile(filepath.Join(docs, "guide.md"), []byte("# Guide\n\n## Fallbacks\n\nConfigure a fallback model chain.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg := config.Default()
+// runStdout is run with stdout alone.
+func runStdout(t *testing.T, url string, args ...string) (string, int) {
+	t.Helper()
+	var out bytes.Buffer
+	code := Main(t.Context(), append(args, "--nats-url", url), &out, io.Discard)
+	return out.String(), code
+}
+
+// runKnowhub runs every worker of cfg (its HTTP API off) on srv until the
+// test ends, waits until the repositories are indexed, and returns the
+// NATS URL to pass the commands.
+func runKnowhub(t *testing.T, srv *natstest.Server, cfg *config.Config) string {
+	t.Helper()
 	cfg.HTTP.Listen = config.HTTPOff
-	cfg.Repositories = []config.Repository{{Name: "docs", Path: docs, Priority: 10, Type: "core", Glob: config.DefaultGlob}}
 	ctx, cancel := context.WithCancel(context.Background())
 	node, err := app.NewNode(ctx, cfg, srv.NC, srv.JS, app.All, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -44,12 +51,28 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-done })
 	<-node.Watcher.Ready()
 	<-node.API.Ready()
-	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+	wctx, wcancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer wcancel()
 	if err := app.WaitCaughtUp(wctx, srv.JS, node.Query.Engine().Revision); err != nil {
 		t.Fatal(err)
 	}
-	url := srv.ClientURL()
+	select { // replies no longer say the index is being built
+	case <-node.Complete():
+	case <-wctx.Done():
+		t.Fatal("the initial sync is not complete")
+	}
+	return srv.ClientURL()
+}
+
+func TestCommandsAgainstARunningKnowhub(t *testing.T) {
+	srv := natstest.Start(t, "")
+	docs := t.TempDir()
+	if err := os.WriteFile(filepath.Join(docs, "guide.md"), []byte("# Guide\n\n## Fallbacks\n\nConfigure a fallback model chain.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Repositories = []config.Repository{{Name: "docs", Path: docs, Priority: 10, Type: "core", Glob: config.DefaultGlob}}
+	url := runKnowhub(t, srv, cfg)
 
 	expect := func(want string, args ...string) string {
 		t.Helper()
@@ -66,25 +89,25 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	if out, code := run(t, url, "search", "--repo", "nosuch", "fallback"); code != 1 || !strings.Contains(out, `no repository "nosuch"`) {
 		t.Errorf("search an unknown repository: exit %d %q, want exit 1 naming it", code, out)
 	}
-	expect("1 files and 0 tombstones republished", "reindex", "--wait", "10s")
+	expect("1 file and 0 deletions republished", "reindex", "--wait", "10s")
 	expect(`"caught_up": true`, "reindex", "--wait", "10s", "--json")
 	// Without a configuration, a rescan asks the running watcher, which
 	// knows the repositories it was started with.
-	expect("rescanned docs: 1 files published", "reindex", "--rescan", "--wait", "10s")
+	expect("rescanned docs: 1 file published", "reindex", "--rescan", "--wait", "10s")
 	expect(`"mode": "rescan"`, "reindex", "--rescan", "--json")
 	// A rescan takes the repositories from an OpenClaw config, as up does.
 	oc := filepath.Join(t.TempDir(), "openclaw.json")
 	os.WriteFile(oc, []byte(`{"plugins":{"entries":{"knowhub":{"config":{"repositories":[{"name":"docs","path":`+strconv.Quote(docs)+`,"priority":10}]}}}}}`), 0o600)
-	expect("rescanned: 1 files published", "reindex", "--rescan", "--openclaw", oc, "--wait", "10s")
+	expect("rescanned: 1 file published", "reindex", "--rescan", "--openclaw", oc, "--wait", "10s")
 
 	catalog := filepath.Join(t.TempDir(), "tools.json")
 	os.WriteFile(catalog, []byte(`[{"name":"Grep","description":"Search file contents with ripgrep.","type":"core"}]`), 0o644)
-	expect("1 tools written", "tools", "add", catalog)
+	expect("1 tool written to the catalog", "tools", "add", catalog)
 	natstest.WaitFor(t, 5*time.Second, "tools search to find the added tool", func() bool {
 		out, _ := run(t, url, "tools", "search", "grpe")
 		return strings.Contains(out, "Grep")
 	})
-	expect("1 tools removed", "tools", "rm", "Grep")
+	expect("1 tool removed", "tools", "rm", "Grep")
 	// Removing a tool that is not (or no longer) in the catalog fails.
 	for _, name := range []string{"Grep", "NoSuchTool"} {
 		if out, code := run(t, url, "tools", "rm", name); code != 1 || !strings.Contains(out, "no tool") || !strings.Contains(out, "code 404") {
@@ -113,6 +136,42 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 		t.Errorf("release of an active entry: exit %d %q, want exit 1 saying it is not quarantined", code, out)
 	}
 
+	// Every --json prints one JSON document on stdout and nothing else,
+	// whatever the command would print as text.
+	for _, args := range [][]string{
+		{"search", "--json", "fallback"},
+		{"stats", "--json"},
+		{"repos", "--json"},
+		{"reindex", "--json", "--wait", "10s"},
+		{"reindex", "--rescan", "--json", "--wait", "10s"},
+		{"tools", "add", "--json", catalog},
+		{"tools", "search", "--json", "grep"},
+		{"tools", "rm", "--json", "Grep"},
+		{"kb", "search", "--json", "vitest"},
+		{"kb", "helpful", "--json", id},
+		{"kb", "review", "--json"},
+		{"kb", "replay", "--json"},
+		{"extract", "--replay", "--dry-run", "--json"},
+	} {
+		stdout, code := runStdout(t, url, args...)
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		var v any
+		if err := dec.Decode(&v); code != 0 || err != nil {
+			t.Errorf("knowhub %s: exit %d, stdout is not JSON (%v):\n%s", strings.Join(args, " "), code, err, stdout)
+			continue
+		}
+		if rest, _ := io.ReadAll(dec.Buffered()); strings.TrimSpace(string(rest)) != "" || dec.More() {
+			t.Errorf("knowhub %s: stdout holds more than one JSON document:\n%s", strings.Join(args, " "), stdout)
+		}
+		if v == nil {
+			t.Errorf("knowhub %s: prints null", strings.Join(args, " "))
+		}
+	}
+	// A dry run without --json reads as text.
+	if out, code := runStdout(t, url, "extract", "--replay", "--dry-run"); code != 0 || strings.HasPrefix(strings.TrimSpace(out), "{") {
+		t.Errorf("extract --replay --dry-run: exit %d, prints JSON unasked:\n%s", code, out)
+	}
+
 	// Usage errors exit 2 with a message.
 	if out, code := run(t, url, "search"); code != 2 || !strings.Contains(out, "missing query") {
 		t.Errorf("search without a query: exit %d %q", code, out)
@@ -127,5 +186,32 @@ func TestRescanWithoutAWatcherSaysWhatToDo(t *testing.T) {
 	out, code := run(t, srv.ClientURL(), "reindex", "--rescan")
 	if code != 1 || !strings.Contains(out, "no watcher is running") || !strings.Contains(out, "--config") {
 		t.Errorf("reindex --rescan with no watcher: exit %d %q, want exit 1 saying to start one or pass --config", code, out)
+	}
+}
+
+// The examples the README uses work as it says: the sample catalog is
+// added and searched, and the sample transcript yields knowledge.
+func TestExamplesWork(t *testing.T) {
+	srv := natstest.Start(t, "")
+	url := runKnowhub(t, srv, config.Default())
+	if out, code := run(t, url, "tools", "add", "../../examples/tools.json"); code != 0 || !strings.Contains(out, "12 tools written") {
+		t.Fatalf("tools add examples/tools.json: exit %d: %s", code, out)
+	}
+	natstest.WaitFor(t, 10*time.Second, "the sample catalog to be searchable", func() bool {
+		out, _ := runStdout(t, url, "tools", "search", "open a ticket for a bug")
+		first, _, _ := strings.Cut(out, "\n")
+		return strings.Contains(first, "github_create_issue")
+	})
+	if out, code := run(t, url, "extract", "../../examples/transcript.json"); code != 0 || !strings.Contains(out, "stored") {
+		t.Fatalf("extract examples/transcript.json: exit %d: %s", code, out)
+	}
+	var out string
+	natstest.WaitFor(t, 15*time.Second, "the sample transcript's knowledge to be searchable", func() bool {
+		out, _ = runStdout(t, url, "kb", "search", "--scopes", "agent:coder", "vitest hangs in watch mode")
+		return strings.Contains(out, "vitest run")
+	})
+	dry, code := runStdout(t, url, "extract", "--replay", "--dry-run")
+	if code != 0 || !strings.Contains(dry, "release branch") {
+		t.Errorf("extract --replay --dry-run: exit %d, the remembered fact is missing:\n%s", code, dry)
 	}
 }

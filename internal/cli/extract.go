@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/knowhub/knowhub/internal/app"
@@ -81,8 +82,16 @@ func cmdExtract(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	if *dryRun || *asJSON {
+	if *asJSON {
 		return printJSON(stdout, rep)
+	}
+	if *dryRun {
+		fmt.Fprintf(stdout, "%s would yield %s (dry run: nothing saved)\n",
+			plural(rep.Transcripts, "transcript", "transcripts"), plural(len(rep.Entries), "entry", "entries"))
+		for _, e := range rep.Entries {
+			fmt.Fprintf(stdout, "  [%s] %s\n    %s\n", strings.Join(e.Types, ","), e.Task, e.Content)
+		}
+		return nil
 	}
 	fmt.Fprintf(stdout, "%d transcripts: %d entries added, %d quarantined, %d superseded older ones, %d already known, %d rejected\n",
 		rep.Transcripts, rep.Added, rep.Quarantined, rep.Superseded, rep.Duplicates, rep.Rejected)

@@ -2,8 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/knowhub/knowhub/internal/contract"
 )
 
 // noServer is a NATS URL where nothing listens: help, version and usage
@@ -85,5 +90,95 @@ func TestUsageErrorsAreShortAndNeedNoServer(t *testing.T) {
 		if strings.Contains(msg, "connect") || strings.Contains(msg, "no servers") {
 			t.Errorf("knowhub %s: tried to connect:\n%s", name, msg)
 		}
+	}
+}
+
+// -h lists the command's own flags first and the flags every command
+// shares (configuration, logging, the NATS connection) under a heading of
+// their own.
+func TestHelpListsTheCommandsFlagsFirst(t *testing.T) {
+	for _, args := range [][]string{{"search", "-h"}, {"kb", "save", "-h"}, {"reindex", "-h"}, {"tools", "search", "-h"}} {
+		var out bytes.Buffer
+		if code := Main(t.Context(), args, &out, &bytes.Buffer{}); code != 0 {
+			t.Fatalf("knowhub %s: exit %d", strings.Join(args, " "), code)
+		}
+		help := out.String()
+		heading := strings.Index(help, "configuration and connection flags")
+		if heading < 0 {
+			t.Errorf("knowhub %s: no heading for the shared flags:\n%s", strings.Join(args, " "), help)
+			continue
+		}
+		own, shared := help[:heading], help[heading:]
+		for _, f := range []string{"-nats-url", "-config", "-log-level", "-nats-creds"} {
+			if strings.Contains(own, "  "+f+" ") || !strings.Contains(shared, "  "+f+" ") {
+				t.Errorf("knowhub %s: %s is not listed under the shared heading:\n%s", strings.Join(args, " "), f, help)
+			}
+		}
+		if !strings.Contains(own, "  -json") {
+			t.Errorf("knowhub %s: -json is not among the command's own flags:\n%s", strings.Join(args, " "), help)
+		}
+	}
+}
+
+// Matched words are bold on a terminal and unmarked elsewhere: never the
+// literal **word** of the Markdown the snippet is made as.
+func TestSearchHighlighting(t *testing.T) {
+	resp := &contract.SearchResponse{Query: "fallback", Total: 1, Hits: []contract.SearchHit{{Repo: "docs", Path: "a.md", Snippet: "set the **fallback** chain"}}}
+	for _, ansi := range []bool{false, true} {
+		var out bytes.Buffer
+		printHits(&out, resp, ansi)
+		want := "set the fallback chain"
+		if ansi {
+			want = "set the \x1b[1mfallback\x1b[22m chain"
+		}
+		if !strings.Contains(out.String(), want) || strings.Contains(out.String(), "**") {
+			t.Errorf("ansi %v: %q, want it to hold %q", ansi, out.String(), want)
+		}
+	}
+	// Not a terminal: plain, whatever the environment says.
+	if ansiStyles(&bytes.Buffer{}, func(string) (string, bool) { return "", false }) {
+		t.Error("a buffer is taken for a terminal")
+	}
+	env := func(vars map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+	}
+	for _, tc := range []struct {
+		vars map[string]string
+		want bool
+	}{
+		{map[string]string{"TERM": "xterm-256color"}, true},
+		{map[string]string{"TERM": "xterm", "NO_COLOR": "1"}, false},
+		{map[string]string{"TERM": "xterm", "NO_COLOR": ""}, true},
+		{map[string]string{"TERM": "dumb"}, false},
+	} {
+		if got := stylesWanted(env(tc.vars)); got != tc.want {
+			t.Errorf("styles with %v: %v, want %v", tc.vars, got, tc.want)
+		}
+	}
+}
+
+// knowhub health exits 0 on a 200 and 1, with the status and body, on
+// anything else.
+func TestHealth(t *testing.T) {
+	ready := true
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !ready {
+			http.Error(w, `{"ready":false,"reason":"no space left on device"}`, http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, `{"ready":true}`)
+	}))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	if code := Main(t.Context(), []string{"health", srv.URL + "/readyz"}, &out, &errOut); code != 0 {
+		t.Errorf("ready: exit %d: %s", code, errOut.String())
+	}
+	ready = false
+	errOut.Reset()
+	if code := Main(t.Context(), []string{"health", srv.URL + "/readyz"}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "503") || !strings.Contains(errOut.String(), "no space left") {
+		t.Errorf("not ready: exit %d: %s", code, errOut.String())
+	}
+	if code := Main(t.Context(), []string{"health", "ftp://x"}, &out, &errOut); code != 2 {
+		t.Errorf("a URL that is not http: exit %d", code)
 	}
 }

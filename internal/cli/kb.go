@@ -20,17 +20,18 @@ var kbSynopsis = map[string]string{
 	"save":    "kb save --task T --content C --types tool[,...] [--score N] [--scopes S] [--owner O] [--source S] [--json]",
 	"search":  `kb search "QUERY" [--top-k N] [--types T] [--scopes S] [--min-score N] [--format prompt] [--json]`,
 	"get":     "kb get ID [--scopes S]",
-	"helpful": "kb helpful ID [--task T] [--outcome O] [--reason R]",
-	"harmful": "kb harmful ID [--task T] [--outcome O] [--reason R]",
-	"review":  "kb review [list] [--json] | kb review release|revoke ID [--reason R]",
-	"revoke":  "kb revoke --transcript ID [--reason R]",
-	"replay":  "kb replay",
+	"helpful": "kb helpful ID [--task T] [--outcome O] [--reason R] [--json]",
+	"harmful": "kb harmful ID [--task T] [--outcome O] [--reason R] [--json]",
+	"review":  "kb review [list] [--json] | kb review release|revoke ID [--reason R] [--json]",
+	"revoke":  "kb revoke --transcript ID [--reason R] [--json]",
+	"revise":  "kb revise ID --content C [--task T] [--reason R] [--json]",
+	"replay":  "kb replay [--json]",
 }
 
 func kbUsage() string {
 	var b strings.Builder
 	b.WriteString("usage:\n")
-	for _, sub := range []string{"save", "search", "get", "helpful", "harmful", "review", "revoke", "replay"} {
+	for _, sub := range []string{"save", "search", "get", "helpful", "harmful", "revise", "review", "revoke", "replay"} {
 		b.WriteString("  knowhub " + kbSynopsis[sub] + "\n")
 	}
 	b.WriteString("\nknowhub kb SUBCOMMAND -h lists its flags.\n")
@@ -39,7 +40,7 @@ func kbUsage() string {
 
 func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{errors.New("missing subcommand: save, search, get, helpful, harmful, review, revoke or replay")}
+		return usageError{errors.New("missing subcommand: save, search, get, helpful, harmful, revise, review, revoke or replay")}
 	}
 	sub, rest := args[0], args[1:]
 	if isHelp(sub) {
@@ -48,7 +49,7 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	syn, ok := kbSynopsis[sub]
 	if !ok {
-		return usageError{fmt.Errorf("unknown kb subcommand %q: want save, search, get, helpful, harmful, review, revoke or replay", sub)}
+		return usageError{fmt.Errorf("unknown kb subcommand %q: want save, search, get, helpful, harmful, revise, review, revoke or replay", sub)}
 	}
 	c := newCommon("kb "+sub, syn, stdout, stderr)
 	// Each subcommand has only the flags it reads.
@@ -61,11 +62,13 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	)
 	*topK = 5
 	has := func(subs ...string) bool { return slices.Contains(subs, sub) }
-	if has("save", "helpful", "harmful") {
+	if has("save", "helpful", "harmful", "revise") {
 		task = c.fs.String("task", "", "the situation the knowledge applies to")
 	}
-	if has("save") {
+	if has("save", "revise") {
 		content = c.fs.String("content", "", "the knowledge itself")
+	}
+	if has("save") {
 		score = c.fs.Int("score", 0, "author score 1-5 (default 3)")
 		owner = c.fs.String("owner", "", "owner of the entry")
 		source = c.fs.String("source", "", "source name")
@@ -81,13 +84,13 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		topK = c.fs.Int("top-k", 5, "number of entries")
 		format = c.fs.String("format", "", "json (default) or prompt")
 	}
-	if has("save", "search", "review") {
+	if !has("get") { // get prints JSON always
 		asJSON = c.fs.Bool("json", false, "print the raw JSON reply")
 	}
 	if has("helpful", "harmful") {
 		outcome = c.fs.String("outcome", "", "what happened")
 	}
-	if has("helpful", "harmful", "review", "revoke") {
+	if has("helpful", "harmful", "review", "revoke", "revise") {
 		reason = c.fs.String("reason", "", "why")
 	}
 	if has("revoke") {
@@ -118,6 +121,9 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		var resp kb.UpdateResponse
 		if err := request(nc, contract.SubjectKBUpdate, req, &resp, 10*time.Second); err != nil {
 			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, resp)
 		}
 		fmt.Fprintf(stdout, "recorded at sequence %d\n", resp.Seq)
 		return nil
@@ -152,6 +158,9 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		switch {
 		case *asJSON:
 			return printJSON(stdout, resp)
+		}
+		printIndexing(stdout, resp.Completeness)
+		switch {
 		case resp.Prompt != "":
 			fmt.Fprintln(stdout, resp.Prompt)
 			return nil
@@ -183,6 +192,9 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			if *asJSON {
+				if entries == nil {
+					entries = []kb.Entry{} // an empty queue is an empty list
+				}
 				return printJSON(stdout, entries)
 			}
 			if len(entries) == 0 {
@@ -200,7 +212,24 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err := request(nc, contract.SubjectKBUpdate, kb.UpdateRequest{ID: pos[1], Action: pos[0], Reason: *reason}, &resp, 10*time.Second); err != nil {
 			return err
 		}
+		if *asJSON {
+			return printJSON(stdout, resp)
+		}
 		fmt.Fprintf(stdout, "%s %sd at sequence %d\n", pos[1], pos[0], resp.Seq)
+	case "revise":
+		if len(pos) != 1 || *content == "" {
+			return usageError{errors.New("usage: knowhub kb revise ID --content C [--task T] [--reason R]")}
+		}
+		var resp kb.UpdateResponse
+		if err := request(nc, contract.SubjectKBUpdate, kb.UpdateRequest{ID: pos[0], Action: kb.ActionRevise, Content: *content, Task: *task, Reason: *reason}, &resp, 10*time.Second); err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, resp)
+		}
+		for _, e := range resp.Evolved {
+			fmt.Fprintf(stdout, "%s revises %s (%s)\n", e.Into, e.ID, e.Reason)
+		}
 	case "revoke":
 		if *tid == "" {
 			return usageError{errors.New("usage: knowhub kb revoke --transcript ID (or kb review revoke ID for one entry)")}
@@ -209,13 +238,24 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "revoked %d entries extracted from transcript %s\n", n, *tid)
+		if *asJSON {
+			return printJSON(stdout, struct {
+				Transcript string `json:"transcript"`
+				Revoked    int    `json:"revoked"`
+			}{*tid, n})
+		}
+		fmt.Fprintf(stdout, "revoked %s extracted from transcript %s\n", plural(n, "entry", "entries"), *tid)
 	case "replay":
 		n, err := indexer.ReplayKB(ctx, js, kb.Folder{})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "recomputed %d knowledge entries from KH_KNOWLEDGE\n", n)
+		if *asJSON {
+			return printJSON(stdout, struct {
+				Entries int `json:"entries"`
+			}{n})
+		}
+		fmt.Fprintf(stdout, "recomputed %s from the knowledge log\n", plural(n, "knowledge entry", "knowledge entries"))
 	}
 	return nil
 }

@@ -19,7 +19,7 @@ import (
 func cmdMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := newCommon("mcp", "mcp [--scopes S] [flags]", stdout, stderr)
 	var scopes stringList
-	c.fs.Var(&scopes, "scopes", "knowledge scopes to search with, comma-separated (kind:value)")
+	c.fs.Var(&scopes, "scopes", "knowledge scopes to search, rate and save with, comma-separated (kind:value); a save names a subset or gets them all")
 	timeout := c.fs.Duration("timeout", 10*time.Second, "bound on each request to knowhub")
 	c.logLevel = "warn"
 	c.fs.Lookup("log-level").DefValue = "warn"

@@ -17,7 +17,7 @@ const rescanTimeout = 10 * time.Minute
 
 func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	c := newCommon("reindex", "reindex [--rescan] [--config F | --openclaw F] [--wait D] [--json]", stdout, stderr)
-	rescan := c.fs.Bool("rescan", false, "re-read every repository (of --config or --openclaw, or else of the running watcher) instead of replaying KH_FILES")
+	rescan := c.fs.Bool("rescan", false, "re-read every repository (of --config or --openclaw, or else of the running watcher) instead of replaying the files already read")
 	openclaw := c.fs.String("openclaw", "", "with --rescan: take the repositories and secretPatterns from this OpenClaw `openclaw.json`, as up --openclaw does")
 	wait := c.fs.Duration("wait", 0, "wait up to this long for the pipeline to catch up (0: don't wait)")
 	asJSON := c.fs.Bool("json", false, "print a JSON summary at the end instead of text")
@@ -30,12 +30,14 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		CaughtUp   bool   `json:"caught_up"`
 		TookMillis int64  `json:"took_ms"`
 	}
+	if _, err := c.parse(args); err != nil {
+		return err
+	}
+	// With --json, stdout holds the one JSON document: the text lines
+	// go nowhere.
 	text := stdout
 	if *asJSON {
 		text = io.Discard
-	}
-	if _, err := c.parse(args); err != nil {
-		return err
 	}
 	cfg, err := c.load()
 	if err != nil {
@@ -72,8 +74,8 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 		sum.Mode, sum.Files, sum.Tombstones, sum.Skipped = "rescan", res.Published, res.Deleted, res.Skipped
-		fmt.Fprintf(text, "rescanned %s: %d files published, %d deleted, %d unchanged, %d skipped\n",
-			strings.Join(res.Repos, ", "), res.Published, res.Deleted, res.Unchanged, res.Skipped)
+		fmt.Fprintf(text, "rescanned %s: %s published, %d deleted, %d unchanged, %d skipped\n",
+			strings.Join(res.Repos, ", "), plural(res.Published, "file", "files"), res.Deleted, res.Unchanged, res.Skipped)
 	case *rescan:
 		if err := cfg.CheckPaths(); err != nil {
 			return err
@@ -91,15 +93,15 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 		sum.Mode, sum.Files, sum.Tombstones, sum.Skipped = "rescan", res.Published, res.Deleted, res.Skipped
-		fmt.Fprintf(text, "rescanned: %d files published, %d deleted, %d skipped\n", res.Published, res.Deleted, res.Skipped)
+		fmt.Fprintf(text, "rescanned: %s published, %d deleted, %d skipped\n", plural(res.Published, "file", "files"), res.Deleted, res.Skipped)
 	default:
 		res, err := watcher.Replay(ctx, js)
 		if err != nil {
 			return err
 		}
 		sum.Mode, sum.Files, sum.Tombstones, sum.Changed = "replay", res.Files, res.Tombstones, res.Changed
-		fmt.Fprintf(text, "replayed KH_FILES: %d files and %d tombstones republished, %d changed meanwhile and left as they are\n",
-			res.Files, res.Tombstones, res.Changed)
+		fmt.Fprintf(text, "replayed the files read: %s and %s republished, %d changed meanwhile and left as they are\n",
+			plural(res.Files, "file", "files"), plural(res.Tombstones, "deletion", "deletions"), res.Changed)
 	}
 	if *wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, *wait)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -12,7 +11,7 @@ import (
 // cmdRepos lists the repositories the index holds, or removes one:
 // `knowhub repos [list]`, `knowhub repos remove NAME`.
 func cmdRepos(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newCommon("repos", "repos [list] | repos remove NAME", stdout, stderr)
+	c := newCommon("repos", "repos [list] [--json] | repos remove NAME [--json]", stdout, stderr)
 	asJSON := c.fs.Bool("json", false, "print JSON")
 	rest, err := c.parse(args)
 	if err != nil {
@@ -39,7 +38,13 @@ func cmdRepos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "removed repository %s: %d files tombstoned\n", rest[0], n)
+		if *asJSON {
+			return printJSON(stdout, struct {
+				Repo    string `json:"repo"`
+				Removed int    `json:"files_removed"`
+			}{rest[0], n})
+		}
+		fmt.Fprintf(stdout, "removed repository %s: %s taken out of the index\n", rest[0], plural(n, "file", "files"))
 		return nil
 	}
 	repos, err := app.ListRepos(ctx, js)
@@ -47,10 +52,16 @@ func cmdRepos(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *asJSON {
-		return json.NewEncoder(stdout).Encode(repos)
+		if repos == nil {
+			repos = []app.RepoFiles{}
+		}
+		return printJSON(stdout, repos)
+	}
+	if len(repos) == 0 {
+		fmt.Fprintln(stdout, "no repository is indexed")
 	}
 	for _, r := range repos {
-		fmt.Fprintf(stdout, "%-24s %d files\n", r.Name, r.Files)
+		fmt.Fprintf(stdout, "%-24s %s\n", r.Name, plural(r.Files, "file", "files"))
 	}
 	return nil
 }

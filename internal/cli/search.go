@@ -6,16 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+	"golang.org/x/term"
 
 	"github.com/knowhub/knowhub/internal/app"
 	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/highlight"
 )
 
 func connectClient(cfg *config.Config, name string) (*nats.Conn, error) {
@@ -81,11 +84,30 @@ func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *asJSON {
 		return printJSON(stdout, resp)
 	}
-	printHits(stdout, &resp)
+	printHits(stdout, &resp, ansiStyles(stdout, os.LookupEnv))
 	return nil
 }
 
-func printHits(w io.Writer, resp *contract.SearchResponse) {
+// ansiStyles reports whether w shows ANSI styles: a terminal, unless
+// NO_COLOR is set (https://no-color.org) or TERM is dumb.
+func ansiStyles(w io.Writer, env func(string) (string, bool)) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd())) && stylesWanted(env)
+}
+
+// stylesWanted is the environment's part of ansiStyles.
+func stylesWanted(env func(string) (string, bool)) bool {
+	if v, ok := env("NO_COLOR"); ok && v != "" {
+		return false
+	}
+	v, _ := env("TERM")
+	return v != "dumb"
+}
+
+// printHits writes the hits as text, matched words in bold where ansi
+// styles show and unmarked elsewhere.
+func printHits(w io.Writer, resp *contract.SearchResponse, ansi bool) {
+	printIndexing(w, resp.Completeness)
 	if len(resp.Hits) == 0 {
 		fmt.Fprintf(w, "no sections match %q\n", resp.Query)
 		return
@@ -97,13 +119,23 @@ func printHits(w io.Writer, resp *contract.SearchResponse) {
 		}
 		fmt.Fprintf(w, "  (score %.2f)\n", h.Score)
 		if h.Snippet != "" {
-			fmt.Fprintf(w, "    %s\n", h.Snippet)
+			fmt.Fprintf(w, "    %s\n", highlight.Terminal(h.Snippet, ansi))
 		}
 	}
 	for _, s := range resp.Shadowed {
-		fmt.Fprintf(w, "shadowed: %s  %s  by %s: %s\n", s.Repo, s.Path, s.ShadowedBy, s.Reason)
+		// The winner's repository and path; its section id is for programs.
+		by, _, _ := strings.Cut(s.ShadowedBy, "#")
+		fmt.Fprintf(w, "shadowed: %s  %s  by %s: %s\n", s.Repo, s.Path, strings.Replace(by, ":", "  ", 1), s.Reason)
 	}
 	fmt.Fprintf(w, "%d of %d matching sections in %dµs\n", len(resp.Hits), resp.Total, resp.TookMicros)
+}
+
+// printIndexing prints the line that warns of results from a partial
+// index.
+func printIndexing(w io.Writer, c contract.Completeness) {
+	if c.Indexing {
+		fmt.Fprintln(w, contract.IndexingNote)
+	}
 }
 
 type stringList []string
@@ -154,7 +186,13 @@ func cmdStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "index     revision %d applied (bucket at %d), analyzer %s, replica ready: %v\n",
 		st.IndexRevision, prog.IndexLastRev, st.Analyzer, st.Ready)
-	fmt.Fprintf(stdout, "pipeline  KH_FILES at %d, chunker pending %d, indexer pending %d, dead letters %d\n",
+	fmt.Fprintf(stdout, "pipeline  file events %d, chunker pending %d, indexer pending %d, dead letters %d\n",
 		prog.FilesLastSeq, prog.ChunkerPending, prog.IndexerPending, prog.DeadLetters)
+	if st.Indexing {
+		fmt.Fprintln(stdout, "state     "+contract.IndexingNote)
+	}
+	if st.Problem != "" {
+		fmt.Fprintln(stdout, "problem   "+st.Problem)
+	}
 	return nil
 }

@@ -15,8 +15,8 @@ import (
 )
 
 var toolsSynopsis = map[string]string{
-	"add":    "tools add CATALOG.json",
-	"rm":     "tools rm NAME...",
+	"add":    "tools add CATALOG.json [--json]",
+	"rm":     "tools rm NAME... [--json]",
 	"search": `tools search "QUERY" [--type core|sourced] [--instance I] [--limit N] [--detail D] [--json]`,
 }
 
@@ -41,12 +41,12 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		detail        = new(string)
 		asJSON        = new(bool)
 	)
+	asJSON = c.fs.Bool("json", false, "print the raw JSON reply")
 	if sub == "search" {
 		limit = c.fs.Int("limit", 0, "number of tools (default 8, at most 50)")
 		typ = c.fs.String("type", "", "only core or sourced tools")
 		instance = c.fs.String("instance", "", "only tools of this instance")
 		detail = c.fs.String("detail", "", "name, name_desc (default) or full")
-		asJSON = c.fs.Bool("json", false, "print the raw JSON reply")
 	}
 	pos, err := c.parse(rest)
 	if err != nil {
@@ -74,7 +74,10 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := request(nc, contract.SubjectToolsUpsert, contract.ToolsUpsertRequest{Tools: tools}, &resp, 30*time.Second); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%d tools written to KH_TOOLS\n", len(resp.Written))
+		if *asJSON {
+			return printJSON(stdout, resp)
+		}
+		fmt.Fprintf(stdout, "%s written to the catalog\n", plural(len(resp.Written), "tool", "tools"))
 	case "rm":
 		if len(pos) == 0 {
 			return usageError{errors.New("usage: knowhub tools rm NAME...")}
@@ -83,7 +86,10 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := request(nc, contract.SubjectToolsRemove, contract.ToolsRemoveRequest{Names: pos}, &resp, 30*time.Second); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%d tools removed\n", len(resp.Written))
+		if *asJSON {
+			return printJSON(stdout, resp)
+		}
+		fmt.Fprintf(stdout, "%s removed\n", plural(len(resp.Written), "tool", "tools"))
 	case "search":
 		if len(pos) == 0 {
 			return usageError{errors.New(`usage: knowhub tools search "what the tool should do"`)}
@@ -96,6 +102,7 @@ func cmdTools(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if *asJSON {
 			return printJSON(stdout, resp)
 		}
+		printIndexing(stdout, resp.Completeness)
 		if len(resp.Hits) == 0 {
 			fmt.Fprintf(stdout, "no tool matches %q\n", resp.Query)
 		}

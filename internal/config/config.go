@@ -20,6 +20,8 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"slices"
 
 	"github.com/knowhub/knowhub/internal/chunker"
@@ -128,6 +130,24 @@ type HTTP struct {
 	// Tokens are the accepted bearer tokens and the scopes each grants.
 	// The HTTP API defines the scope names.
 	Tokens []Token `json:"tokens"`
+	// AllowedHosts are the host names, besides localhost and the listen
+	// address's, that the API answers to in a request's Host header. IP
+	// addresses are always answered; an unknown name is refused, as a
+	// DNS-rebinding page would send one.
+	AllowedHosts []string `json:"allowedHosts"`
+}
+
+// Hosts are the host names the HTTP API answers to besides localhost and
+// IP addresses: the listen address's host when it is a name, and
+// AllowedHosts.
+func (h HTTP) Hosts() []string {
+	hosts := slices.Clone(h.AllowedHosts)
+	if host, _, err := net.SplitHostPort(h.Listen); err == nil && host != "" {
+		if _, err := netip.ParseAddr(host); err != nil {
+			hosts = append(hosts, host)
+		}
+	}
+	return hosts
 }
 
 // Enabled reports whether the HTTP API should listen at all.

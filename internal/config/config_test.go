@@ -1,7 +1,10 @@
 package config
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -130,15 +133,40 @@ func TestOpenClawShape(t *testing.T) {
 	}
 }
 
+// The example file is complete but for its tokens: loading it as it is
+// fails on each placeholder token, naming it and never echoing it, and
+// with random tokens in their place it loads.
 func TestExampleFile(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	path := filepath.Join("..", "..", "knowhub.example.json")
-	c, err := Load(path)
+	_, loadErr := Load(path)
+	wantErr(t, loadErr, `http.tokens[0].token: the token of "local-agent" is a placeholder`,
+		`http.tokens[1].token: the token of "operator" is a placeholder`, "openssl rand -hex 24")
+	if n := strings.Count(loadErr.Error(), "\n"); n != 2 {
+		t.Errorf("want the two placeholder tokens as the only problems, got:\n%v", loadErr)
+	}
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var doc struct {
+		HTTP struct{ Tokens []Token } `json:"http"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for i, tok := range doc.HTTP.Tokens {
+		if strings.Contains(loadErr.Error(), tok.Token) {
+			t.Errorf("the error echoes token %d", i)
+		}
+		data = bytes.Replace(data, []byte(tok.Token), fmt.Appendf(nil, "%024x", i+1), 1)
+	}
 	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse(data, root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,6 +181,32 @@ func TestExampleFile(t *testing.T) {
 	}
 	if got, want := c.DataDir, filepath.Join(root, ".knowhub"); got != want {
 		t.Errorf("dataDir = %q, want %q", got, want)
+	}
+}
+
+// The API answers to the allowed hosts and to the listen address's host
+// when it is a name; IP addresses need no entry.
+func TestHTTPHosts(t *testing.T) {
+	for _, tt := range []struct {
+		listen  string
+		allowed []string
+		want    []string
+	}{
+		{"127.0.0.1:7700", nil, nil},
+		{"0.0.0.0:7700", []string{"knowhub"}, []string{"knowhub"}},
+		{":7700", nil, nil},
+		{"[::1]:7700", nil, nil},
+		{"kb.lan:7700", []string{"kb.example.com"}, []string{"kb.example.com", "kb.lan"}},
+	} {
+		h := HTTP{Listen: tt.listen, AllowedHosts: tt.allowed}
+		if got := h.Hosts(); !slices.Equal(got, tt.want) {
+			t.Errorf("Hosts() listening on %s with %v = %v, want %v", tt.listen, tt.allowed, got, tt.want)
+		}
+	}
+	c := valid()
+	c.HTTP.AllowedHosts = []string{"knowhub", "kb.example.com", "kb.example.com.", "10.0.0.7", "my_host"}
+	if err := c.Validate(); err != nil {
+		t.Errorf("valid allowedHosts refused: %v", err)
 	}
 }
 
@@ -343,6 +397,17 @@ func TestValidate(t *testing.T) {
 		{"http token space", func(c *Config) { c.HTTP.Tokens[0].Token = "a b" }, "http.tokens[0].token: must not contain spaces"},
 		{"http token duplicate", func(c *Config) { c.HTTP.Tokens = append(c.HTTP.Tokens, c.HTTP.Tokens[0]) },
 			"http.tokens[1].token: same token as http.tokens[0]"},
+		{"http allowedHosts port", func(c *Config) { c.HTTP.AllowedHosts = []string{"knowhub.internal", "kb.example.com:7700"} },
+			`http.allowedHosts[1]: "kb.example.com:7700" is not a host name`},
+		{"http allowedHosts scheme", func(c *Config) { c.HTTP.AllowedHosts = []string{"http://kb"} }, `http.allowedHosts[0]: "http://kb" is not a host name`},
+		{"http allowedHosts wildcard", func(c *Config) { c.HTTP.AllowedHosts = []string{"*.example.com"} }, `http.allowedHosts[0]:`},
+		{"http allowedHosts empty", func(c *Config) { c.HTTP.AllowedHosts = []string{""} }, `http.allowedHosts[0]: "" is not a host name`},
+		{"http token short", func(c *Config) { c.HTTP.Tokens[0].Token = "s3cr3t-t0k3n" },
+			`http.tokens[0].token: the token of "agent" is shorter than 16 characters: set a random one, such as the output of ` + "`openssl rand -hex 24`"},
+		{"http token placeholder", func(c *Config) { c.HTTP.Tokens[0].Token = "REPLACE-ME-with-a-real-token" },
+			`http.tokens[0].token: the token of "agent" is a placeholder, not a secret: set a random one`},
+		{"http token template", func(c *Config) { c.HTTP.Tokens[0].Token, c.HTTP.Tokens[0].Name = "<operator-token-goes-here>", "" },
+			`http.tokens[0].token: the token is a placeholder`},
 		{"http token no scopes", func(c *Config) { c.HTTP.Tokens[0].Scopes = nil }, "http.tokens[0].scopes: must list at least one scope"},
 		{"http token empty scope", func(c *Config) { c.HTTP.Tokens[0].Scopes = []string{"search", ""} }, "http.tokens[0].scopes[1]: must not be empty"},
 

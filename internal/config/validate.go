@@ -3,10 +3,12 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
 
@@ -129,14 +131,24 @@ func (h HTTP) validate(e *errs) {
 	if h.MaxBodyBytes <= 0 {
 		e.add("http.maxBodyBytes", "must be positive")
 	}
+	for i, host := range h.AllowedHosts {
+		if !validHostName(host) {
+			e.add(fmt.Sprintf("http.allowedHosts[%d]", i), "%q is not a host name such as knowhub.internal (no scheme, port or wildcard)", host)
+		}
+	}
 	seen := make(map[string]int)
 	for i, t := range h.Tokens {
 		field := fmt.Sprintf("http.tokens[%d]", i)
 		switch {
 		case t.Token == "":
 			e.add(field+".token", "required")
+		case isPlaceholder(t.Token):
+			// Never echo a token's value.
+			e.add(field+".token", "%s is a placeholder, not a secret: %s", tokenName(t), makeToken)
 		case strings.ContainsFunc(t.Token, isSpaceOrControl):
 			e.add(field+".token", "must not contain spaces or control characters")
+		case utf8.RuneCountInString(t.Token) < MinTokenLength:
+			e.add(field+".token", "%s is shorter than %d characters: %s", tokenName(t), MinTokenLength, makeToken)
 		default:
 			if j, dup := seen[t.Token]; dup {
 				// Never echo a token's value.
@@ -157,6 +169,37 @@ func (h HTTP) validate(e *errs) {
 }
 
 func isSpaceOrControl(r rune) bool { return r <= ' ' || r == 0x7f }
+
+// MinTokenLength is the shortest bearer token accepted. Sixteen hex
+// characters are 64 random bits, out of reach of guessing through an API
+// that answers each guess over HTTP; anything shorter is a password.
+const MinTokenLength = 16
+
+// makeToken says how to make a token.
+const makeToken = "set a random one, such as the output of `openssl rand -hex 24`"
+
+// placeholders are words of example tokens (knowhub.example.json's
+// "REPLACE-ME...") that must never protect a running API.
+var placeholders = []string{"replace", "changeme", "change-me", "change_me", "placeholder", "example", "your-token", "your_token", "<", ">", "...", "…"}
+
+// isPlaceholder reports whether token is an example's placeholder.
+func isPlaceholder(token string) bool {
+	lower := strings.ToLower(token)
+	for _, p := range placeholders {
+		if strings.Contains(lower, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// tokenName names a token entry in an error, by its name when it has one.
+func tokenName(t Token) string {
+	if t.Name == "" {
+		return "the token"
+	}
+	return fmt.Sprintf("the token of %q", t.Name)
+}
 
 func validateRepositories(e *errs, repos []Repository) {
 	names := make(map[string]int)
@@ -248,6 +291,28 @@ func checkPair(e *errs, aName, a, bName, b string) {
 	case a == "" && b != "":
 		e.add(bName, "requires %s", aName)
 	}
+}
+
+// validHostName accepts a DNS name of letters, digits, '-' and '_' in
+// dot-separated labels, or an IP address.
+func validHostName(s string) bool {
+	if _, err := netip.ParseAddr(s); err == nil {
+		return true
+	}
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(s, "."), ".") {
+		if label == "" || len(label) > 63 || strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // checkHostPort accepts "host:port" or ":port" with a numeric port.

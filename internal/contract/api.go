@@ -77,7 +77,20 @@ type SearchResponse struct {
 	// Total counts the matching sections that passed the filters.
 	Total      int   `json:"total"`
 	TookMicros int64 `json:"took_us"`
+	Completeness
 }
+
+// Completeness says whether a search reply may be missing results: every
+// search reply (docs, tools, knowledge; HTTP, NATS and MCP) embeds it.
+type Completeness struct {
+	// Indexing is true while the node's initial sync is still being
+	// indexed: the reply comes from a partial index and results may be
+	// missing. It is left out once the index is complete.
+	Indexing bool `json:"indexing,omitempty"`
+}
+
+// IndexingNote is the line shown beside results from a partial index.
+const IndexingNote = "still indexing: results may be incomplete"
 
 // RepoStats counts one repository's indexed files and chunks.
 type RepoStats struct {
@@ -105,6 +118,11 @@ type StatsResponse struct {
 	// Integrity names a problem found with the index (a damaged store
 	// being rebuilt); empty when none is known.
 	Integrity string `json:"integrity,omitempty"`
+	// Problem names what keeps the node from making progress (the data
+	// directory's disk is full); empty when none is known.
+	Problem string `json:"problem,omitempty"`
+	// Indexing is true while the initial sync is still being indexed.
+	Indexing bool `json:"indexing,omitempty"`
 }
 
 // ErrorResponse is the body of an HTTP error.

@@ -65,10 +65,16 @@ type KBEntry struct {
 	// is or was quarantined and not yet released.
 	Quarantine string `json:"quarantine_reason,omitempty"`
 	// StateReason is the reason given with the last state change (revoked,
-	// superseded, released).
-	StateReason string    `json:"state_reason,omitempty"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	// superseded, retired, released).
+	StateReason string `json:"state_reason,omitempty"`
+	// Revises is the entry this one is a revision of: following it walks
+	// an entry's history, version by version.
+	Revises string `json:"revises,omitempty"`
+	// MergedFrom are the near duplicates merged into this entry, whose
+	// feedback it carries.
+	MergedFrom []string  `json:"merged_from,omitempty"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 	// Seq is the KH_KNOWLEDGE sequence of the last event that changed the
 	// entry; an event at or below it is a replay and changes nothing.
 	Seq          uint64 `json:"seq"`
@@ -120,12 +126,27 @@ type KBUpdateRequest struct {
 	// By is the id of the replacing entry, required for supersede.
 	By     string `json:"superseded_by,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Content, required for revise, is the corrected knowledge; Task, when
+	// set, replaces the task too.
+	Content string `json:"content,omitempty"`
+	Task    string `json:"task,omitempty"`
 }
 
 // KBUpdateResponse is the reply of kb.update.
 type KBUpdateResponse struct {
 	ID  string `json:"id"`
 	Seq uint64 `json:"seq"`
+	// Evolved says what the feedback or revision changed beyond itself:
+	// the entry retired, merged into another, or replaced by a revision.
+	Evolved []KBEvolution `json:"evolved,omitempty"`
+}
+
+// KBEvolution is one change the knowledge evolution rules made.
+type KBEvolution struct {
+	Action string `json:"action"` // retired, merged or revised
+	ID     string `json:"id"`     // the entry that changed
+	Into   string `json:"into,omitempty"`
+	Reason string `json:"reason"`
 }
 
 // KBSearchRequest is the body of kb.search. Scopes are the caller's scopes;
@@ -167,6 +188,7 @@ type KBSearchResponse struct {
 	Total      int     `json:"total"`
 	Prompt     string  `json:"prompt,omitempty"`
 	TookMicros int64   `json:"took_us"`
+	Completeness
 }
 
 // KBEvent is the payload of a KH_KNOWLEDGE message, published on KnowledgeSubject(ID).
@@ -190,4 +212,17 @@ type KBEvent struct {
 	// NearDuplicateOf, on a saved event, links the entry to the existing
 	// entry it closely resembles.
 	NearDuplicateOf string `json:"near_duplicate_of,omitempty"`
+	// Revises, on a saved event, names the entry the new one is a
+	// revision of.
+	Revises string `json:"revises,omitempty"`
+	// Merged, on a merged event, is the near duplicate absorbed and the
+	// feedback it brings.
+	Merged *KBMerge `json:"merged,omitempty"`
+}
+
+// KBMerge is what a merged event carries over from the absorbed entry.
+type KBMerge struct {
+	From    string `json:"from"`
+	Helpful int    `json:"helpful"`
+	Harmful int    `json:"harmful"`
 }

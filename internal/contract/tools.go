@@ -127,4 +127,5 @@ type ToolSearchResponse struct {
 	// near enough in meaning.
 	Total      int   `json:"total"`
 	TookMicros int64 `json:"took_us"`
+	Completeness
 }

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -44,6 +46,9 @@ type composeService struct {
 	Deploy      struct {
 		Replicas int `yaml:"replicas"`
 	} `yaml:"deploy"`
+	Healthcheck struct {
+		Test []string `yaml:"test"`
+	} `yaml:"healthcheck"`
 }
 
 // mounts maps each container path of a service's volumes to its source.
@@ -176,9 +181,12 @@ func TestComposeDeployment(t *testing.T) {
 	for _, name := range workerNames {
 		s := cf.Services[name]
 		args := []string{"worker", s.Command[0]}
-		for _, a := range s.Command[1:] {
+		for i, a := range s.Command[1:] {
 			if p, ok := host[a]; ok {
 				a = p
+			}
+			if i > 0 && s.Command[i] == "--metrics" {
+				a = "127.0.0.1:0" // replicas share this process
 			}
 			args = append(args, a)
 		}
@@ -213,6 +221,8 @@ func TestComposeDeployment(t *testing.T) {
 	}
 	natstest.WaitFor(t, 60*time.Second, "the mounted page searchable through the deployment", found)
 
+	checkHealth(t, cf, workerNames, logs.String())
+
 	js, err := nc.JetStream()
 	if err != nil {
 		t.Fatal(err)
@@ -221,6 +231,60 @@ func TestComposeDeployment(t *testing.T) {
 		info, err := js.StreamInfo(stream)
 		if err != nil || info.Config.Replicas != 3 {
 			t.Errorf("%s: %v, replicas %+v", stream, err, info)
+		}
+	}
+}
+
+// checkHealth checks that every service has a health check and that every
+// worker serves /metrics and answers its check's command: `knowhub health`
+// on the port the worker listens on, run here against the address each
+// replica logged when it started.
+func checkHealth(t *testing.T, cf composeFile, workerNames []string, logs string) {
+	t.Helper()
+	for name, s := range cf.Services {
+		if len(s.Healthcheck.Test) < 2 || s.Healthcheck.Test[0] != "CMD" {
+			t.Errorf("%s has no health check", name)
+		}
+	}
+	started := regexp.MustCompile(`msg="worker started" stage=(\w+) .*http=(\S+)`)
+	addrs := map[string][]string{}
+	for _, m := range started.FindAllStringSubmatch(logs, -1) {
+		addrs[m[1]] = append(addrs[m[1]], m[2])
+	}
+	for _, name := range workerNames {
+		s := cf.Services[name]
+		stage, test := s.Command[0], s.Healthcheck.Test
+		if len(test) != 4 || test[1] != "knowhub" || test[2] != "health" {
+			t.Errorf("%s: health check %q, want knowhub health URL", name, test)
+			continue
+		}
+		port := "7700" // the query's API, from deploy/knowhub.json
+		if i := slices.Index(s.Command, "--metrics"); i >= 0 {
+			_, port, _ = strings.Cut(s.Command[i+1], ":")
+		} else if stage != "query" {
+			t.Errorf("%s serves no metrics: no --metrics on its command line", name)
+		}
+		if want := "http://127.0.0.1:" + port + "/readyz"; test[3] != want {
+			t.Errorf("%s: health check probes %s, want %s", name, test[3], want)
+		}
+		if len(addrs[stage]) != max(1, s.Deploy.Replicas) {
+			t.Errorf("%s: %d replicas logged their address (%v), want %d", name, len(addrs[stage]), addrs[stage], max(1, s.Deploy.Replicas))
+		}
+		for _, addr := range addrs[stage] {
+			var out, errOut bytes.Buffer
+			if code := cli.Main(t.Context(), []string{"health", "http://" + addr + "/readyz"}, &out, &errOut); code != 0 {
+				t.Errorf("%s at %s: knowhub health exit %d: %s", name, addr, code, errOut.String())
+			}
+			resp, err := http.Get("http://" + addr + "/metrics")
+			if err != nil {
+				t.Errorf("%s at %s: %v", name, addr, err)
+				continue
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte("knowhub_build_info")) {
+				t.Errorf("%s at %s: /metrics answered %s without knowhub_build_info", name, addr, resp.Status)
+			}
 		}
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/knowhub/knowhub/internal/bus"
 	"github.com/knowhub/knowhub/internal/catalog"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/redact"
 )
 
 // Stage is the indexer's name in logs, consumer names and the DLQ subject.
@@ -38,6 +40,15 @@ type Deps struct {
 	// Analyzer, when set, is shared with the process's other stages, so
 	// that one cache of stemmed words serves them all (see app.NewNode).
 	Analyzer *analysis.Analyzer
+	// Redactor removes secrets from what is indexed: producers of
+	// KH_TOOLS are not trusted to have redacted. Unset, the built-in
+	// rules (redact.New(nil)) are used.
+	Redactor Redactor
+}
+
+// Redactor replaces secrets in text; *redact.Redactor is one.
+type Redactor interface {
+	String(s string) string
 }
 
 // Worker consumes KH_CHUNKS, KH_TOOLS and KH_KNOWLEDGE and writes KH_INDEX
@@ -49,7 +60,10 @@ type Worker struct {
 	kv    jetstream.KeyValue
 	kb    jetstream.KeyValue
 	an    *analysis.Analyzer
-	log   *slog.Logger
+	red   Redactor
+	// screen refuses tools whose served text reads as prompt injection.
+	screen *kb.Screen
+	log    *slog.Logger
 }
 
 // New returns an indexer consuming on deps.NC; Run drives it.
@@ -71,7 +85,15 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if an == nil {
 		an = analysis.New()
 	}
-	w := &Worker{cfg: cfg, bus: b, files: broker.NewFilesBound(b.JetStream()), an: an, log: deps.Logger.With("component", Stage)}
+	red := deps.Redactor
+	if red == nil {
+		r, err := redact.New(nil)
+		if err != nil {
+			return nil, err
+		}
+		red = r
+	}
+	w := &Worker{cfg: cfg, bus: b, files: broker.NewFilesBound(b.JetStream()), an: an, red: red, screen: kb.NewScreen(), log: deps.Logger.With("component", Stage)}
 	consumers := []struct {
 		stage, stream, filter string
 		// concurrency 1 keeps index writes in stream order, which is what
@@ -125,10 +147,12 @@ func (w *Worker) handleTool(ctx context.Context, m *bus.Message) error {
 	if ev.Schema > contract.SchemaVersion {
 		return bus.Permanent(fmt.Errorf("tool event schema %d is newer than %d", ev.Schema, contract.SchemaVersion))
 	}
+	// Errors name the tool redacted: they reach the log and the dead
+	// letter's reason.
 	if want := contract.ToolSubject(ev.Name); ev.Name == "" || want != m.Subject {
-		return bus.Permanent(fmt.Errorf("tool event for %q arrived on %s, want %s", ev.Name, m.Subject, want))
+		return bus.Permanent(fmt.Errorf("tool event for %q arrived on %s, want %s", w.red.String(ev.Name), m.Subject, want))
 	}
-	val, err := toolDoc(&ev, m.Seq, w.an)
+	val, err := toolDoc(&ev, m.Seq, w.an, w.red, w.screen)
 	if err != nil {
 		return bus.Permanent(err)
 	}
@@ -139,8 +163,12 @@ func (w *Worker) handleTool(ctx context.Context, m *bus.Message) error {
 }
 
 // toolDoc returns the encoded index document of a tool event at
-// KH_TOOLS sequence seq; an error means the event can never be indexed.
-func toolDoc(ev *contract.ToolEvent, seq uint64, an *analysis.Analyzer) ([]byte, error) {
+// KH_TOOLS sequence seq, its text redacted and screened as the API does
+// before publishing; an error means the event can never be indexed.
+func toolDoc(ev *contract.ToolEvent, seq uint64, an *analysis.Analyzer, red Redactor, sc catalog.Screener) ([]byte, error) {
+	if name := red.String(ev.Name); name != ev.Name {
+		return nil, fmt.Errorf("tool event for %q: the name holds a secret", name)
+	}
 	var doc *contract.IndexDoc
 	if ev.Deleted {
 		doc = &contract.IndexDoc{Schema: contract.SchemaVersion, Analyzer: analysis.Version, Collection: contract.CollectionTools,
@@ -149,10 +177,17 @@ func toolDoc(ev *contract.ToolEvent, seq uint64, an *analysis.Analyzer) ([]byte,
 		if ev.Tool == nil || ev.Tool.Name != ev.Name {
 			return nil, fmt.Errorf("tool event for %q carries no matching descriptor", ev.Name)
 		}
-		if err := catalog.Validate([]contract.Tool{*ev.Tool}); err != nil {
+		tools := []contract.Tool{*ev.Tool}
+		if err := catalog.Redact(tools, red); err != nil {
 			return nil, err
 		}
-		doc = catalog.BuildDoc(ev.Tool, seq, an)
+		if err := catalog.Validate(tools); err != nil {
+			return nil, err
+		}
+		if err := catalog.Screen(tools, sc); err != nil {
+			return nil, err
+		}
+		doc = catalog.BuildDoc(&tools[0], seq, an)
 	}
 	return contract.EncodeIndexDoc(doc)
 }

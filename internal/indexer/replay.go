@@ -89,8 +89,9 @@ func ReplayKB(ctx context.Context, js jetstream.JetStream, f kb.Folder) (int, er
 // (the last event of each tool), as the indexer writes it, by
 // compare-and-set on the event's sequence. Events that can never be
 // indexed are skipped, as the live indexer dead-letters them. It returns
-// the number of documents written.
-func ReplayTools(ctx context.Context, js jetstream.JetStream, an *analysis.Analyzer) (int, error) {
+// the number of documents written. Their text is redacted with red and
+// screened, as the indexer does.
+func ReplayTools(ctx context.Context, js jetstream.JetStream, an *analysis.Analyzer, red Redactor) (int, error) {
 	stream, err := js.Stream(ctx, contract.StreamTools)
 	if err != nil {
 		return 0, err
@@ -107,6 +108,7 @@ func ReplayTools(ctx context.Context, js jetstream.JetStream, an *analysis.Analy
 	if err != nil {
 		return 0, err
 	}
+	screen := kb.NewScreen()
 	n := 0
 	for {
 		msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
@@ -120,7 +122,7 @@ func ReplayTools(ctx context.Context, js jetstream.JetStream, an *analysis.Analy
 		var ev contract.ToolEvent
 		if json.Unmarshal(msg.Data(), &ev) == nil && ev.Schema <= contract.SchemaVersion && ev.Name != "" &&
 			contract.ToolSubject(ev.Name) == msg.Subject() {
-			if val, err := toolDoc(&ev, md.Sequence.Stream, an); err == nil {
+			if val, err := toolDoc(&ev, md.Sequence.Stream, an, red, screen); err == nil {
 				if _, err := Write(ctx, kv, contract.ToolIndexKey(ev.Name), md.Sequence.Stream, val); err != nil {
 					return n, fmt.Errorf("write tool %q: %w", ev.Name, err)
 				}

@@ -15,7 +15,9 @@ const (
 	EventFeedback   = "feedback"   // helpful or harmful, with an optional Case
 	EventSuperseded = "superseded" // replaced by the entry By
 	EventRevoked    = "revoked"    // withdrawn for good
-	EventReleased   = "released"   // a quarantined entry cleared by review
+	EventReleased   = "released"   // a quarantined or retired entry cleared by review
+	EventRetired    = "retired"    // taken out of search by the evolution rules (harmful feedback)
+	EventMerged     = "merged"     // a near duplicate absorbed, with its feedback
 )
 
 // ValidateEvent checks the shape of an event: schema, type, id, time and the
@@ -42,6 +44,9 @@ func ValidateEvent(ev *Event) error {
 		if ev.NearDuplicateOf != "" && (!ValidID(ev.NearDuplicateOf) || ev.NearDuplicateOf == ev.ID) {
 			p.add("near_duplicate_of", "%q is not another entry's id", ev.NearDuplicateOf)
 		}
+		if ev.Revises != "" && (!ValidID(ev.Revises) || ev.Revises == ev.ID) {
+			p.add("revises", "%q is not another entry's id", ev.Revises)
+		}
 		p.text("quarantine_reason", ev.Quarantine, false, MaxReasonBytes)
 	case EventFeedback:
 		p.feedbackCase("case", ev.Case)
@@ -49,12 +54,24 @@ func ValidateEvent(ev *Event) error {
 		if !ValidID(ev.By) || ev.By == ev.ID {
 			p.add("superseded_by", "%q is not another entry's id", ev.By)
 		}
-	case EventRevoked, EventReleased:
+	case EventMerged:
+		switch m := ev.Merged; {
+		case m == nil:
+			p.add("merged", "required for a merged event")
+		case !ValidID(m.From) || m.From == ev.ID:
+			p.add("merged.from", "%q is not another entry's id", m.From)
+		case m.Helpful < 0 || m.Harmful < 0:
+			p.add("merged", "negative feedback counts")
+		}
+	case EventRevoked, EventReleased, EventRetired:
 	default:
 		p.add("type", "%q is not a knowledge event type", ev.Type)
 	}
 	if ev.Type != EventSaved && ev.Save != nil {
 		p.add("save", "only a saved event carries a save request")
+	}
+	if ev.Type != EventMerged && ev.Merged != nil {
+		p.add("merged", "only a merged event carries a merge")
 	}
 	p.text("reason", ev.Reason, false, MaxReasonBytes)
 	return p.err()
@@ -115,10 +132,14 @@ func Fold(cur *Entry, ev *Event, seq uint64) (*Entry, error) {
 //
 // Transitions, by state (anything not listed is ignored):
 //
-//	active:      feedback counts; superseded → superseded; revoked → revoked
+//	active:      feedback counts; merged adds the absorbed entry's counts;
+//	             superseded → superseded; retired → retired; revoked → revoked
 //	quarantined: released → active; revoked → revoked (feedback is ignored:
 //	             a quarantined entry is never served, so no one used it)
 //	superseded:  feedback counts (late reports of earlier use); revoked → revoked
+//	retired:     feedback counts (late reports); released → active (review
+//	             reinstates it); superseded → superseded (a revision);
+//	             revoked → revoked
 //	revoked:     terminal, every event is ignored
 //
 // It returns an error, for the dead-letter stream, when the event is
@@ -147,14 +168,27 @@ func (f Folder) Fold(cur *Entry, ev *Event, seq uint64) (*Entry, error) {
 	var apply func(*Entry)
 	switch {
 	case cur.State == StateRevoked || ev.Type == EventSaved:
-	case ev.Type == EventFeedback && (cur.State == StateActive || cur.State == StateSuperseded):
+	case ev.Type == EventFeedback && (cur.State == StateActive || cur.State == StateSuperseded || cur.State == StateRetired):
 		apply = func(e *Entry) { feedback(e, ev) }
-	case ev.Type == EventSuperseded && cur.State == StateActive:
+	case ev.Type == EventMerged && cur.State == StateActive && !slices.Contains(cur.MergedFrom, ev.Merged.From):
+		apply = func(e *Entry) {
+			e.Eval.Helpful += ev.Merged.Helpful
+			e.Eval.Harmful += ev.Merged.Harmful
+			e.MergedFrom = append(e.MergedFrom, ev.Merged.From)
+			if e.DuplicateOf == ev.Merged.From {
+				e.DuplicateOf = ""
+			}
+		}
+	case ev.Type == EventSuperseded && (cur.State == StateActive || cur.State == StateRetired):
 		apply = func(e *Entry) { e.State, e.SupersededBy, e.StateReason = StateSuperseded, ev.By, ev.Reason }
+	case ev.Type == EventRetired && cur.State == StateActive:
+		apply = func(e *Entry) { e.State, e.StateReason = StateRetired, ev.Reason }
 	case ev.Type == EventRevoked:
 		apply = func(e *Entry) { e.State, e.StateReason = StateRevoked, ev.Reason }
 	case ev.Type == EventReleased && cur.State == StateQuarantined:
 		apply = func(e *Entry) { e.State, e.Quarantine, e.StateReason = StateActive, "", ev.Reason }
+	case ev.Type == EventReleased && cur.State == StateRetired:
+		apply = func(e *Entry) { e.State, e.StateReason = StateActive, ev.Reason }
 	}
 	if apply == nil {
 		return cur, nil
@@ -183,6 +217,7 @@ func (f Folder) saved(ev *Event, seq uint64) (*Entry, error) {
 		Source:       r.Source,
 		State:        StateActive,
 		DuplicateOf:  ev.NearDuplicateOf,
+		Revises:      ev.Revises,
 		CreatedAt:    ev.At,
 		UpdatedAt:    ev.At,
 		Seq:          seq,
@@ -235,6 +270,7 @@ func cloneEntry(e *Entry) *Entry {
 	c.Scopes = slices.Clone(e.Scopes)
 	c.Source.URLs = slices.Clone(e.Source.URLs)
 	c.Eval.RecentCases = slices.Clone(e.Eval.RecentCases)
+	c.MergedFrom = slices.Clone(e.MergedFrom)
 	return &c
 }
 

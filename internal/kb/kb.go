@@ -58,6 +58,7 @@ const (
 	StateQuarantined = "quarantined" // flagged by screening, waiting for review
 	StateSuperseded  = "superseded"  // replaced by SupersededBy
 	StateRevoked     = "revoked"     // withdrawn for good
+	StateRetired     = "retired"     // taken out by repeated harmful feedback, waiting for review
 )
 
 // Limits on requests.
@@ -95,6 +96,7 @@ const (
 	ActionSupersede = "supersede"
 	ActionRevoke    = "revoke"
 	ActionRelease   = "release"
+	ActionRevise    = "revise"
 )
 
 // scopeRE is the shape of a scope: kind:value, e.g. org:acme or
@@ -266,9 +268,15 @@ func ValidateUpdate(r *UpdateRequest) error {
 		case r.By == r.ID:
 			p.add("superseded_by", "an entry cannot supersede itself")
 		}
+	case ActionRevise:
+		p.text("content", r.Content, true, MaxContentBytes)
+		p.text("task", r.Task, false, MaxTaskBytes)
 	case ActionRevoke, ActionRelease:
 	default:
-		p.add("action", "%q is not one of %s, %s, %s, %s", r.Action, ActionFeedback, ActionSupersede, ActionRevoke, ActionRelease)
+		p.add("action", "%q is not one of %s, %s, %s, %s, %s", r.Action, ActionFeedback, ActionSupersede, ActionRevise, ActionRevoke, ActionRelease)
+	}
+	if r.Action != ActionRevise && (r.Content != "" || r.Task != "") {
+		p.add("content", "only a revision carries content or a task")
 	}
 	if r.Action != ActionFeedback && r.Case != nil {
 		p.add("case", "only feedback carries a case")

@@ -17,4 +17,6 @@ type (
 	Hit            = contract.KBHit
 	SearchResponse = contract.KBSearchResponse
 	Event          = contract.KBEvent
+	MergeCounts    = contract.KBMerge
+	Evolution      = contract.KBEvolution
 )

@@ -189,12 +189,13 @@ func better(a, b Hit) bool {
 	return a.ID < b.ID
 }
 
-// Review returns the quarantined entries among entries, oldest first, for
-// an operator to release or revoke.
+// Review returns the entries held out of search for review among entries,
+// oldest first, for an operator to release or revoke: those screening
+// quarantined and those feedback retired.
 func Review(entries []Entry) []Entry {
 	var out []Entry
 	for _, e := range entries {
-		if e.State == StateQuarantined {
+		if e.State == StateQuarantined || e.State == StateRetired {
 			out = append(out, e)
 		}
 	}

@@ -199,11 +199,13 @@ func (s *Screen) Rules() []string {
 // padding cannot push the words of a rule apart.
 //
 // Beyond the English rules, Check also screens (see screen_norm.go): the
-// text with leetspeak undone and spaced-out letters joined; a view that
-// keeps every script for the rules of other languages; Markdown and HTML
-// images whose URL carries data out; downloads piped into a shell that
-// the user must not hear of; and, decoded, what Unicode tag characters,
-// base64 runs and percent- or HTML-escaping hide.
+// text with leetspeak undone, spaced-out letters joined (also when no
+// wider gap marks the words), words split with hyphens or dots rejoined,
+// and rot13 undone when it reads as rot13; a view that keeps every script
+// for the rules of other languages; Markdown and HTML images and links
+// whose URL carries data out; downloads piped into a shell that the user
+// must not hear of; and, decoded, what Unicode tag characters, base64 and
+// hex runs and percent- or HTML-escaping hide.
 func (s *Screen) Check(text string) (reason string, flagged bool) {
 	return s.check(text, 0)
 }
@@ -218,11 +220,16 @@ func (s *Screen) check(text string, depth int) (string, bool) {
 			return t, false
 		}
 		return unleet(d)
-	}} {
+	}, unsplit, unrot13} {
 		if v, ok := undo(text); ok {
 			if name, ok := s.matchLatin(v); ok {
 				return "prompt injection: " + name + " (obfuscated)", true
 			}
+		}
+	}
+	if d, ok := despace(text); ok {
+		if name, ok := matchSqueezed(d); ok {
+			return "prompt injection: " + name + " (obfuscated)", true
 		}
 	}
 	if name, ok := s.native.match(foldNative(text)); ok {
@@ -230,6 +237,9 @@ func (s *Screen) check(text string, depth int) (string, bool) {
 	}
 	if exfiltratingImage(text) {
 		return "prompt injection: image that exfiltrates data", true
+	}
+	if exfiltratingLink(text) {
+		return "prompt injection: link that exfiltrates data", true
 	}
 	if covertShell(text) {
 		return "prompt injection: covert remote shell", true
@@ -250,11 +260,33 @@ func (s *Screen) matchLatin(text string) (string, bool) {
 	t := foldScreen(text)
 	for i := range s.rules {
 		r := &s.rules[i]
-		if r.match(t) && !mentionOnly(r.re, t) {
+		if r.match(t) && !mentionOnly(r.re, t) && !(negatableRules[r.name] && negatedOnly(r.re, t)) {
 			return r.name, true
 		}
 	}
 	return "", false
+}
+
+// negatableRules name the rules whose matches read the other way round
+// after a negation: "never send ~/.aws/credentials to support" is advice.
+var negatableRules = map[string]bool{"send a secret file": true}
+
+// negationRE finds a negation at the end of the clause before a match.
+var negationRE = regexp.MustCompile(`\b(never|not|don.?t|dont|avoid|nobody|no one|must not|should not|shouldn.?t|without)\b[^.!?;:\n]*$`)
+
+// negatedOnly reports whether every match of re in the folded text t
+// follows a negation in its clause.
+func negatedOnly(re *regexp.Regexp, t string) bool {
+	all := re.FindAllStringIndex(t, 16)
+	if len(all) == 0 {
+		return false
+	}
+	for _, m := range all {
+		if !negationRE.MatchString(strings.ReplaceAll(t[max(0, m[0]-80):m[0]], "never mind", "")) {
+			return false
+		}
+	}
+	return true
 }
 
 // CheckSave screens every served text field of a save request: the task,

@@ -2,6 +2,7 @@ package kb
 
 import (
 	"encoding/base64"
+	"encoding/hex"
 	"html"
 	"net/url"
 	"regexp"
@@ -77,8 +78,16 @@ var nativeRules = []struct{ name, expr string }{
 	{"nl: ignore previous instructions", `\b(negeer|vergeet)( alle)? (vorige|eerdere|voorgaande|bovenstaande) (instructies|regels|opdrachten)`},
 	{"pl: ignore previous instructions", `\b(zignoruj|ignoruj|zapomnij)( wszystkie)? (poprzednie|wcześniejsze|powyższe) (instrukcje|polecenia|zasady)`},
 	{"tr: ignore previous instructions", `(önceki|yukarıdaki)( tüm)? (talimatları|kuralları|komutları) (yok say|unut|görmezden gel)`},
-	{"ko: ignore previous instructions", `(이전|위의|기존)(의)? (모든 )?(지시|명령|규칙|지침)(을|를|은|는)? ?(모두 )?(무시|잊어)`},
-	{"ko: reveal the system prompt", `시스템 프롬프트(를|을)? ?(그대로 )?(출력|보여|알려|공개)`},
+	// Korean: foldNative drops the spaces between Hangul syllables.
+	{"ko: ignore previous instructions", `(이전|위|앞|앞서|기존|지금까지|원래|상기|시스템)(의|에서)?(받은|주어진|전달된|모든)*(지시|지시사항|명령|명령어|규칙|지침|지시문|프롬프트|제약)(들)?(을|를|은|는)?(모두|전부|다)?(무시|잊어|잊고|잊으|따르지마|따르지말)`},
+	{"ko: reveal the system prompt", `시스템(프롬프트|지시|메시지)(를|을|의내용을)?(그대로|전부|모두)?((출력|공개|누설)(해|하라|하세요|하십시오)|(보여|알려)(줘|주세요|주십시오|달라)|말해)`},
+	{"ko: hide from the user", `사용자(에게|한테)(는)?(말하지|알리지|알려주지|보고하지|얘기하지)(마|말)`},
+	{"ko: you are now", `(이제부터|지금부터|이제)(당신|너)(은|는)[^.]{0,20}(제한|제약|필터|규칙)(이|가)?(없는|없이)`},
+	// Arabic, after foldArabic: no short vowels or tatweel, one alef.
+	{"ar: ignore previous instructions", `(تجاهل|تجاهلي|تجاهلوا|تناس|تناسي|انس|انسي|انسوا|اهمل|اهملي|الغ|الغي|لا تتبع|لا تتبعي|لا تلتزم ب|لا تطع|لا تطيعي|توقف عن اتباع|كف عن اتباع)( جميع| كل| كافه| كافة)? ((ال)?(تعليمات|اوامر|قواعد|ارشادات|توجيهات|قيود|ضوابط) (السابقه|السابقة|الاصليه|الاصلية|اعلاه|الاولي|القديمه|القديمة|الماضيه|الماضية|المعطاه|المعطاة|الخاصه بك|الخاصة بك|للنظام|النظام)|(تعليمات|اوامر|قواعد|ارشادات|توجيهات|قيود|ضوابط)(ك|كم))|(تجاهل|تجاهلي|انس|انسي|اهمل)( كل)? (ما سبق|ما ورد اعلاه|ما قيل لك)`},
+	{"ar: reveal the system prompt", `(اكشف|اكشفي|اعرض|اعرضي|اظهر|اظهري|اطبع|اطبعي|اخبرني ب|اعطني|كرر|سرب|انسخ)( لي)? (موجه|تعليمات|رساله|رسالة|برومبت|اوامر|مطالبه|مطالبة) (ال)?نظام`},
+	{"ar: hide from the user", `لا (تخبر|تخبري|تبلغ|تبلغي|تعلم|تقل|تقولي|تذكر|تذكري)( ذلك| هذا| بذلك| بهذا)? (ال)?مستخدم`},
+	{"ar: you are now", `(انت|انتي) الان [^.،]{0,30}(بلا|بدون|دون) (قيود|حدود|قواعد|فلاتر|رقابه|رقابة)`},
 }
 
 type nativeRule struct {
@@ -86,36 +95,103 @@ type nativeRule struct {
 	re   *regexp.Regexp
 }
 
-// nativeSet is the native rules compiled one by one and as one
-// alternation, which screens a text in a single pass; the single rules
-// only name the one that matched.
+// nativeSet is the native rules compiled one by one and, per script, as
+// one alternation, which screens a text in a single pass for each script
+// the text is written in; the single rules only name the one that
+// matched.
 type nativeSet struct {
-	any   *regexp.Regexp
-	rules []nativeRule
+	any   [numScripts]*regexp.Regexp
+	rules [numScripts][]nativeRule
+}
+
+// script is the writing system a native rule is written in.
+type script int
+
+const (
+	scriptLatin script = iota
+	scriptCyrillic
+	scriptHanKana
+	scriptHangul
+	scriptArabic
+	numScripts
+)
+
+// scriptOfRule is the script of a rule's language, the prefix of its name.
+func scriptOfRule(name string) script {
+	switch lang, _, _ := strings.Cut(name, ":"); lang {
+	case "ru":
+		return scriptCyrillic
+	case "zh", "ja":
+		return scriptHanKana
+	case "ko":
+		return scriptHangul
+	case "ar":
+		return scriptArabic
+	}
+	return scriptLatin
+}
+
+// scriptsOf reports which scripts t has letters of.
+func scriptsOf(t string) (in [numScripts]bool) {
+	for _, r := range t {
+		switch {
+		case r < 0x80:
+			in[scriptLatin] = in[scriptLatin] || r >= 'a' && r <= 'z'
+		case unicode.Is(unicode.Latin, r):
+			in[scriptLatin] = true
+		case unicode.Is(unicode.Cyrillic, r):
+			in[scriptCyrillic] = true
+		case unicode.Is(unicode.Hangul, r):
+			in[scriptHangul] = true
+		case isCJK(r):
+			in[scriptHanKana] = true
+		case unicode.Is(unicode.Arabic, r):
+			in[scriptArabic] = true
+		}
+	}
+	return in
 }
 
 func compileNative() nativeSet {
-	out := nativeSet{rules: make([]nativeRule, len(nativeRules))}
-	alts := make([]string, len(nativeRules))
-	for i, r := range nativeRules {
-		out.rules[i] = nativeRule{name: r.name, re: regexp.MustCompile(r.expr)}
-		alts[i] = "(?:" + r.expr + ")"
+	var out nativeSet
+	var alts [numScripts][]string
+	for _, r := range nativeRules {
+		sc := scriptOfRule(r.name)
+		out.rules[sc] = append(out.rules[sc], nativeRule{name: r.name, re: regexp.MustCompile(r.expr)})
+		alts[sc] = append(alts[sc], "(?:"+r.expr+")")
 	}
-	out.any = regexp.MustCompile(strings.Join(alts, "|"))
+	for sc, a := range alts {
+		if len(a) > 0 {
+			out.any[sc] = regexp.MustCompile(strings.Join(a, "|"))
+		}
+	}
 	return out
 }
 
-// match returns the name of the first native rule that matches t.
+// match returns the name of the first native rule, of a script t is
+// written in, that matches t other than in quotes: «تجاهل تعليماتك»
+// quotes an injection, as a page about them does.
 func (n *nativeSet) match(t string) (string, bool) {
-	if !n.any.MatchString(t) {
-		return "", false
-	}
-	for _, r := range n.rules {
-		if r.re.MatchString(t) {
-			return r.name, true
+	in := scriptsOf(t)
+	for sc := range numScripts {
+		if !in[sc] || n.any[sc] == nil || !n.any[sc].MatchString(t) {
+			continue
+		}
+		for _, r := range n.rules[sc] {
+			for _, m := range r.re.FindAllStringIndex(t, 16) {
+				if !quoted(t[:m[0]]) {
+					return r.name, true
+				}
+			}
 		}
 	}
 	return "", false
+}
+
+// quoted reports whether before ends with an opening quotation mark.
+func quoted(before string) bool {
+	last, _ := utf8.DecodeLastRuneInString(strings.TrimRight(before, " "))
+	return strings.ContainsRune(`"'«“‘„「『‹`, last)
 }
 
 // foldNative normalizes text for the native rules: NFKC (full-width and
@@ -130,6 +206,11 @@ func foldNative(text string) string {
 	for _, r := range t {
 		if unicode.Is(unicode.Cf, r) || r >= 0xE0000 && r <= 0xE007F {
 			continue
+		}
+		if r >= 0x0600 && r <= 0x06FF {
+			if r = foldArabic(r); r == 0 {
+				continue
+			}
 		}
 		if unicode.IsSpace(r) {
 			space = true
@@ -146,6 +227,20 @@ func foldNative(text string) string {
 		b.WriteRune(unicode.ToLower(r))
 	}
 	return b.String()
+}
+
+// foldArabic drops Arabic short vowels and tatweel (0) and writes every
+// alef as a bare alef and alef maqsura as ya, as people type them.
+func foldArabic(r rune) rune {
+	switch {
+	case r >= 0x064B && r <= 0x065F, r == 0x0670, r == 0x0640:
+		return 0
+	case r == 'أ', r == 'إ', r == 'آ', r == 'ٱ':
+		return 'ا'
+	case r == 'ى':
+		return 'ي'
+	}
+	return r
 }
 
 func isCJK(r rune) bool {
@@ -183,8 +278,8 @@ func mentionOnly(re *regexp.Regexp, t string) bool {
 const maxDecodeDepth = 2
 
 // decodedViews returns the texts hidden in text by an obvious encoding:
-// Unicode tag characters (invisible ASCII), runs of base64, percent- and
-// HTML-escaping. Each view is screened like the text itself.
+// Unicode tag characters (invisible ASCII), runs of base64 or hex, percent-
+// and HTML-escaping. Each view is screened like the text itself.
 func decodedViews(text string) []string {
 	var out []string
 	// Unicode tags U+E0020–U+E007E spell ASCII invisibly.
@@ -215,6 +310,11 @@ func decodedViews(text string) []string {
 	}
 	for _, m := range base64RE.FindAllString(text, 32) {
 		if d, ok := decodeBase64Text(m); ok {
+			out = append(out, d)
+		}
+	}
+	for _, m := range hexRE.FindAllString(text, 32) {
+		if d, ok := decodeHexText(m); ok {
 			out = append(out, d)
 		}
 	}
@@ -261,26 +361,50 @@ func unhex(c byte) byte {
 var base64RE = regexp.MustCompile(`[A-Za-z0-9+/_\-]{16,}={0,2}`)
 
 // decodeBase64Text decodes a base64 run and accepts it when it decodes to
-// text: valid UTF-8, mostly printable, with a space.
+// text (see readable).
 func decodeBase64Text(m string) (string, bool) {
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		d, err := enc.DecodeString(m)
-		if err != nil || !utf8.Valid(d) {
-			continue
-		}
-		s := string(d)
-		printable, n := 0, 0
-		for _, r := range s {
-			n++
-			if unicode.IsPrint(r) || r == '\n' || r == '\t' {
-				printable++
+		if d, err := enc.DecodeString(m); err == nil {
+			if s, ok := readable(d); ok {
+				return s, true
 			}
-		}
-		if n > 0 && printable*10 >= n*9 && (strings.ContainsRune(s, ' ') || !isASCII(s)) {
-			return s, true
 		}
 	}
 	return "", false
+}
+
+// readable accepts decoded bytes that are text: valid UTF-8, mostly
+// printable, with a space (or beyond ASCII). The bytes of a hash, a key or
+// an image are not.
+func readable(d []byte) (string, bool) {
+	if !utf8.Valid(d) {
+		return "", false
+	}
+	s := string(d)
+	printable, n := 0, 0
+	for _, r := range s {
+		n++
+		if unicode.IsPrint(r) || r == '\n' || r == '\t' {
+			printable++
+		}
+	}
+	return s, n > 0 && printable*10 >= n*9 && (strings.ContainsRune(s, ' ') || !isASCII(s))
+}
+
+// hexRE finds hex-encoded bytes: a run of hex digit pairs, \x escapes, or
+// bytes written apart (0x69 0x67 ..., 69:67:...).
+var (
+	hexRE      = regexp.MustCompile(`(?i)\b(?:[0-9a-f]{2}){8,}\b|(?:\\x[0-9a-f]{2}){4,}|(?:\b(?:0x)?[0-9a-f]{2}[\s,:]{1,3}){7,}(?:0x)?[0-9a-f]{2}\b`)
+	hexNoiseRE = regexp.MustCompile(`(?i)0x|\\x|[\s,:]`)
+)
+
+// decodeHexText decodes a hex run and accepts it when it decodes to text.
+func decodeHexText(m string) (string, bool) {
+	d, err := hex.DecodeString(hexNoiseRE.ReplaceAllString(m, ""))
+	if err != nil {
+		return "", false
+	}
+	return readable(d)
 }
 
 func isASCII(s string) bool {
@@ -415,6 +539,97 @@ func despace(text string) (string, bool) {
 	return b.String(), true
 }
 
+// splitWordRE finds words cut into pieces by single hyphens, dots,
+// underscores or middle dots: ig-nore, pre.vi.ous.
+var splitWordRE = regexp.MustCompile(`\pL+(?:[-.·_]\pL+)+`)
+
+// unsplit returns the lines of text that hold split words, with the pieces
+// of each word joined, and reports whether there were any. A split that is
+// spelling (follow-up, e.g.) joins into a word no rule names.
+func unsplit(text string) (string, bool) {
+	var out []string
+	for line := range strings.SplitSeq(text, "\n") {
+		if j := splitWordRE.ReplaceAllStringFunc(line, func(w string) string {
+			return strings.Map(func(r rune) rune {
+				if strings.ContainsRune("-.·_", r) {
+					return -1
+				}
+				return r
+			}, w)
+		}); j != line {
+			out = append(out, j)
+		}
+	}
+	return strings.Join(out, "\n"), len(out) > 0
+}
+
+// rot13Words are common English words as rot13 writes them (the, and,
+// you, your, all, is, of, it, for, are, not, with, this, that, do, me,
+// ignore, previous, instructions, prompt, system).
+var rot13Words = map[string]bool{"gur": true, "naq": true, "lbh": true, "lbhe": true, "nyy": true, "vf": true, "bs": true,
+	"vg": true, "sbe": true, "ner": true, "abg": true, "jvgu": true, "guvf": true, "gung": true, "qb": true, "zr": true,
+	"vtaber": true, "cerivbhf": true, "vafgehpgvbaf": true, "cebzcg": true, "flfgrz": true}
+
+// unrot13 returns text with rot13 undone when at least two different
+// words of it are common English words in rot13, and reports whether it
+// did; ordinary text is not rot13 and is left alone.
+func unrot13(text string) (string, bool) {
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') }) {
+		if w = strings.ToLower(w); rot13Words[w] {
+			seen[w] = true
+		}
+	}
+	if len(seen) < 2 {
+		return text, false
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return 'a' + (r-'a'+13)%26
+		case r >= 'A' && r <= 'Z':
+			return 'A' + (r-'A'+13)%26
+		}
+		return r
+	}, text), true
+}
+
+// squeezedRules are the core English rules for letters with nothing
+// between them, as despace joins "i g n o r e p r e v i o u s" when no
+// wider gap marks where the words end. They only run on spaced-out runs:
+// ordinary text that runs words together is not screened this way.
+var squeezedRules = []struct {
+	name string
+	re   *regexp.Regexp
+}{
+	{"ignore previous instructions", regexp.MustCompile(`(ignore|disregard|forget|skip|discard|abandon)(all|any|of|the|your|these|those|my|every|above|system)*(previous|prior|above|earlier|preceding|original|initial|system|developer)(instruction|prompt|rule|direction|directive|guideline|message|context|command|guidance)`)},
+	{"disregard your rules", regexp.MustCompile(`(ignore|disregard|forget|abandon|discard|drop)(all|of|the)*(your|safety|ethical)(own|previous|safety)?(instruction|rule|guideline|guardrail|restriction|programming|training|polic|filter)`)},
+	{"reveal your system prompt", regexp.MustCompile(`(reveal|print|show|output|repeat|leak|display|dump|disclose|tellme|giveme|sendme)(me|us|the|full|entire|exact|complete)*(your)(full|entire|exact|complete|original|initial|hidden|secret|internal)*(systemprompt|prompt|instructions|systemmessage|rules|guidelines)`)},
+	{"you are now unrestricted", regexp.MustCompile(`(youarenow|yourenow)(an?)?(dan|jailbroken|unrestricted|unfiltered|uncensored|evil|freefrom)`)},
+	{"new instructions", regexp.MustCompile(`(new|updated|revised|real|actual|true|secret|hidden)(system)?(instructions|directives)from`)},
+	{"hide from the user", regexp.MustCompile(`(donot|dont|never|mustnot)(tell|inform|letknow|let)(the|your)?(user|human|operator)`)},
+	{"override your rules", regexp.MustCompile(`(override|bypass|circumvent|disable|turnoff|deactivate)(allof|anyof)?(your|the)(rules|instructions|safety|guardrails|guidelines|restrictions|filters|safeguards|systemprompt)`)},
+}
+
+// matchSqueezed runs squeezedRules over each line of despace's output,
+// folded and without anything but letters.
+func matchSqueezed(runs string) (string, bool) {
+	for line := range strings.SplitSeq(runs, "\n") {
+		t := strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) {
+				return r
+			}
+			return -1
+		}, foldScreen(line))
+		for _, r := range squeezedRules {
+			if r.re.MatchString(t) {
+				return r.name, true
+			}
+		}
+	}
+	return "", false
+}
+
 // markdownImageRE finds Markdown and HTML images whose URL has a query.
 var markdownImageRE = regexp.MustCompile(`!\[[^\]\n]{0,200}\]\(\s*<?(https?://[^)\s>]+)|<img\b[^>]{0,200}\bsrc\s*=\s*["']?(https?://[^"'\s>]+)`)
 
@@ -432,6 +647,41 @@ func exfiltratingImage(text string) bool {
 			continue
 		}
 		if exfilQueryRE.MatchString(u[q+1:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// markdownLinkRE finds Markdown links (images are exfiltratingImage's) and
+// their target, which may hold spaces inside a <placeholder>.
+var markdownLinkRE = regexp.MustCompile(`(?:^|[^!\]])\[[^\]\n]{0,200}\]\(\s*(https?://[^)\n]{1,400})\)`)
+
+// Data a link is asked to carry: a placeholder in the URL that names it,
+// or words around the link asking to put it there.
+var (
+	linkSlotRE = regexp.MustCompile(`(?i)(\{\{?|<|\$\{|%7b|%3c)[^}>]{0,60}(chat|history|conversation|messages?|prompt|secret|token|key|password|passwd|creds?|credential|env|cookie|session|summary|user|context|memory|memories|ssh|aws)[^}>]{0,60}(\}\}?|>|%7d|%3e)`)
+	linkFillRE = regexp.MustCompile(`(?i)\b(append|add|put|include|insert|encode|embed|fill|attach|paste|place|substitute|base64|urlencode|url-encode)\w*\b`)
+	linkDataRE = regexp.MustCompile(`(?i)\b(conversation|chat (history|log)|previous messages|messages so far|system prompt|secrets|credentials|api keys|access tokens|tokens|passwords|env vars|environment variables|cookies|(the )?user'?s( \w+)? (data|messages|files|keys?|tokens?|password|email|address|history|credentials|secrets)|user data|personal data|id_rsa)\b|(~|\$home)/\.\w`)
+)
+
+// exfiltratingLink reports whether text holds a Markdown link made to
+// carry data out: its URL has a placeholder naming what to put in it, or
+// has a query or fragment while the text near the link (the 200 bytes
+// either side) asks to put the conversation, secrets or the user's data
+// into it. Ordinary links (docs, searches, dashboards, even a reset link
+// whose token= is elided) pass.
+func exfiltratingLink(text string) bool {
+	for _, m := range markdownLinkRE.FindAllStringSubmatchIndex(text, 16) {
+		u := text[m[2]:m[3]]
+		if linkSlotRE.MatchString(u) {
+			return true
+		}
+		if !strings.ContainsAny(u, "?#") {
+			continue
+		}
+		near := text[max(0, m[0]-200):min(len(text), m[1]+200)]
+		if linkFillRE.MatchString(near) && linkDataRE.MatchString(near) {
 			return true
 		}
 	}

@@ -219,8 +219,19 @@ func (s *Replica) follow(ctx context.Context, updates <-chan jetstream.KeyValueE
 				debug.FreeOSMemory()
 				close(s.ready)
 				st := s.engine.Stats(true)
+				loaded := 0
+				for _, c := range st.Collections {
+					loaded += c.Sources
+				}
+				if loaded == 0 {
+					// A first start: the index fills as the pipeline
+					// indexes, which up reports by itself.
+					s.log.Info("query replica ready on an empty index", "took", time.Since(start).Round(time.Millisecond))
+					return
+				}
 				s.log.Info("query replica ready", "docs_files", st.Collections[contract.CollectionDocs].Sources,
-					"docs_chunks", st.Collections[contract.CollectionDocs].Chunks, "took", time.Since(start).Round(time.Millisecond))
+					"docs_sections", st.Collections[contract.CollectionDocs].Chunks, "tools", st.Collections[contract.CollectionTools].Sources,
+					"knowledge", st.Collections[contract.CollectionKB].Sources, "took", time.Since(start).Round(time.Millisecond))
 			})
 			continue
 		}

@@ -155,6 +155,7 @@ func gitleaksRules(src string) ([]*rule, error) {
 			continue
 		}
 		stripped, n := stripLazyPrefix(gr.Regex)
+		stripped = strings.ReplaceAll(stripped, gitleaksEnd, secretEnd)
 		r := &rule{
 			id:       gr.ID,
 			kind:     gitleaksKind(gr.ID),
@@ -222,6 +223,15 @@ func compileAllowlist(ga gitleaksAllowlist) (*allowlist, error) {
 	}
 	return a, nil
 }
+
+// gitleaksEnd is what most gitleaks rules want after a secret: a quote, a
+// space, ';', an escaped newline or the end of the text.
+const gitleaksEnd = `(?:[\x60'"\s;]|\\[nr]|$)`
+
+// secretEnd replaces gitleaksEnd: a secret in prose, a list, a call or a
+// URL's query is also followed by ',', ')', ']', '}', '>', '<', '&', '|',
+// or by a '.' that ends a sentence ("npm_... ." but not "npm_....tgz").
+const secretEnd = `(?:[\x60'"\s;,)\]}>&|<]|\.(?:[^\w/]|$)|\\[nr]|$)`
 
 // lazyPrefix is what gitleaks puts in front of its "name = value" rules.
 const lazyPrefix = `[\w.-]{0,50}?`

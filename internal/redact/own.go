@@ -65,10 +65,11 @@ func ownRules() ([]*rule, error) {
 			check:    notPlaceholder,
 		},
 		{
+			// Assignments, and sentences: "the AWS secret key is X."
 			id: "aws-secret-key",
-			regex: `(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)(?:[ \t\w.-]{0,20})["']?[ \t]*` +
-				`(?:=|:=|=>|:)[ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`,
-			keywords: []string{"aws_secret", "awssecret", "secret_access", "secretaccess"},
+			regex: `(?i)(?:aws[ _]?secret(?:[ _]?access)?(?:[ _]?key)?|secret[ _]?access[ _]?key)(?:[ \t\w.-]{0,20}?)["']?[ \t]*` +
+				`(?:=|:=|=>|:|\bis\b|\bwas\b)[ \t]*["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`,
+			keywords: []string{"aws_secret", "awssecret", "aws secret", "secret_access", "secretaccess", "secret access"},
 			group:    1,
 			prio:     prioSpecific,
 			check:    randomLooking,
@@ -83,6 +84,22 @@ func ownRules() ([]*rule, error) {
 			group:    1,
 			prio:     prioGeneric,
 			check:    strongPassword,
+		},
+		{
+			// Unquoted passwords: "password: X", "DB_PASSWORD=X", "the
+			// db password for prod is X." The value is judged as prose
+			// detection judges one, so "the password is stored in Vault"
+			// and "password: <your password>" stay.
+			id: "password-value",
+			regex: `(?i)(?:password|passwd|passphrase|pwd)(?:[ \t]+(?:for|of|on)(?:[ \t]+[\w.@-]+){1,3}?)?` +
+				`(?:[ \t]*(?:=|:=|=>|:)[ \t]*|[ \t]+(?:is|was|is now|will be)[ \t]+)` +
+				"[\"'`]?([^\\s\"'`]{6,64}?)[\"'`]?[.,;:!?)\\]]*(?:\\s|$)",
+			kind:     "generic-secret",
+			keywords: []string{"password", "passwd", "passphrase", "pwd"},
+			group:    1,
+			prio:     prioGeneric,
+			pre:      passwordNext,
+			check:    passwordValue,
 		},
 		{
 			id:       "bearer-token",
@@ -337,6 +354,46 @@ func strongPassword(secret, match string) bool {
 		}
 	}
 	return letter && other && entropy(secret) >= 3
+}
+
+// passwordNext reports whether the password keyword at s[start:end] is
+// followed by what can lead to its value: an assignment sign, or a space
+// and "is", "was", "will", "for", "of" or "on". Most mentions of a
+// password in prose are not, and cost no regexp.
+func passwordNext(s string, _, end int) bool {
+	i := end
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	if i == len(s) {
+		return false
+	}
+	if s[i] == '=' || s[i] == ':' {
+		return true
+	}
+	if i == end {
+		return false
+	}
+	j := i
+	for j < len(s) && j-i < 5 && (s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z') {
+		j++
+	}
+	if j == len(s) || s[j] != ' ' && s[j] != '\t' {
+		return false
+	}
+	switch strings.ToLower(s[i:j]) {
+	case "is", "was", "will", "for", "of", "on":
+		return true
+	}
+	return false
+}
+
+// passwordValue accepts an unquoted value a sentence or a setting names
+// as a password when prose detection would (see proseValue), unless it is
+// a YAML tag that fetches the password from elsewhere ("!vault",
+// "!secret wifi_password").
+func passwordValue(secret, _ string) bool {
+	return !strings.HasPrefix(secret, "!") && proseValue(secret, "password", false)
 }
 
 // weakPassword reports whether a password is too short, or a word or name

@@ -20,10 +20,17 @@
 // tokens keep gitleaks' ids: github-oauth, github-app-token and
 // github-refresh-token.
 //
+// gitleaks' rules want a quote, a space or ';' after a secret; here a
+// secret may also be followed by ',', ')', ']', '}', '<', '>', '&', '|'
+// or a '.' that ends a sentence (see secretEnd), as in prose, lists and
+// URLs.
+//
 // Our own rules fill what gitleaks lacks or keeps narrow: bearer-token
 // ("Authorization: Bearer x", "bearer x"), url-password (scheme://user:pass@host,
-// where only the password is redacted), aws-secret-key (assignments),
-// openrouter-api-key, quoted passwords with symbols (generic-secret), and
+// where only the password is redacted), aws-secret-key (assignments and
+// "the AWS secret key is x"), openrouter-api-key, quoted passwords with
+// symbols, unquoted ones ("password: x", "the db password is x", judged
+// as prose detection judges a value) (both generic-secret), and
 // looser shapes of OpenAI, Anthropic, Google, Stripe and JWT secrets: gitleaks
 // wants exact lengths, or a quote, space or ';' after the secret, so it
 // misses "sk-ant-oat01-..." tokens and "?key=AIza...&" in URLs.

@@ -1,13 +1,13 @@
 package redact
 
 import (
-	"encoding/base64"
-	"math/rand/v2"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/knowhub/knowhub/internal/redact/redacttest"
 )
 
 // Alphabets for fake secrets.
@@ -24,14 +24,7 @@ const (
 // fake returns n pseudo-random bytes of alphabet, the same for the same
 // seed. Secrets in these tests are built from it, so that no file holds a
 // literal that secret scanners would report.
-func fake(seed uint64, alphabet string, n int) string {
-	rng := rand.New(rand.NewPCG(seed, 0x6b6e6f77687562))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = alphabet[rng.IntN(len(alphabet))]
-	}
-	return string(b)
-}
+func fake(seed uint64, alphabet string, n int) string { return redacttest.Fake(seed, alphabet, n) }
 
 // planted is one secret in its surrounding text.
 type planted struct {
@@ -45,57 +38,11 @@ func (p planted) text() string { return p.before + p.secr + p.after }
 
 // plantedSecrets has one realistic fake secret of each default kind.
 func plantedSecrets() []planted {
-	jwtHeader := base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
-	jwtClaims := base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"u-4821","name":"Jane Roe","iat":1716239022}`))
-	// The fixed start of every unencrypted OpenSSH ed25519 key, runs of A
-	// included.
-	openssh := "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n" +
-		"QyNTUxOQAAACA" + fake(110, b64, 51) + "\n"
-	var pem strings.Builder
-	for i := range 12 {
-		pem.WriteString(fake(uint64(100+i), b64, 64) + "\n")
+	var out []planted
+	for _, s := range redacttest.Planted() {
+		out = append(out, planted{s.Name, s.Before, s.Value, s.After, s.Kind})
 	}
-	return []planted{
-		{"openai project key", "export OPENAI_API_KEY=", "sk-" + "proj-" + fake(1, b64url, 156), "\n", "openai-api-key"},
-		{"openai marked key", "key: ", "sk-" + "proj-" + fake(2, b64url, 74) + "T3Blbk" + "FJ" + fake(3, b64url, 74), "\n", "openai-api-key"},
-		{"openai legacy key", `client = OpenAI(api_key="`, "sk-" + fake(4, alnum, 48), `")`, "openai-api-key"},
-		{"anthropic api key", "ANTHROPIC_API_KEY=", "sk-" + "ant-api03-" + fake(5, b64url, 93) + "AA", "\n", "anthropic-api-key"},
-		{"anthropic oauth token", "token ", "sk-" + "ant-oat01-" + fake(6, b64url, 80), " expires", "anthropic-api-key"},
-		{"openrouter key", "OPENROUTER_API_KEY=", "sk-" + "or-v1-" + fake(7, hexDig, 64), "\n", "openrouter-api-key"},
-		{"github classic pat", "git clone https://x:", "gh" + "p_" + fake(8, alnum, 36), "@github.com/o/r", "github-pat"},
-		{"github fine-grained pat", "GH_TOKEN=", "github" + "_pat_" + fake(9, alnum+"_", 82), "\n", "github-pat"},
-		{"github oauth", "token: ", "gh" + "o_" + fake(10, alnum, 36), "\n", "github-oauth"},
-		{"github user-to-server", "token: ", "gh" + "u_" + fake(11, alnum, 36), "\n", "github-app-token"},
-		{"github server-to-server", "token: ", "gh" + "s_" + fake(12, alnum, 36), "\n", "github-app-token"},
-		{"github refresh", "refresh ", "gh" + "r_" + fake(13, alnum, 36), "\n", "github-refresh-token"},
-		{"slack bot", "SLACK_BOT_TOKEN=", "xo" + "xb-" + fake(14, digits, 12) + "-" + fake(15, digits, 13) + "-" + fake(16, alnum, 24), "\n", "slack-token"},
-		{"slack user", "slack: ", "xo" + "xp-" + fake(17, digits, 12) + "-" + fake(18, digits, 12) + "-" + fake(19, digits, 12) + "-" + fake(20, hexDig, 32), "\n", "slack-token"},
-		{"slack app-level", "appToken: ", "xo" + "xa-2-" + fake(21, alnum, 40), "\n", "slack-token"},
-		{"slack refresh", "refresh: ", "xo" + "xr-" + fake(22, alnum, 40), "\n", "slack-token"},
-		{"slack legacy", "legacy ", "xo" + "xs-" + fake(23, digits, 10) + "-" + fake(24, digits, 11) + "-" + fake(25, digits, 12) + "-" + fake(26, hexDig, 64), "\n", "slack-token"},
-		{"slack webhook", "url: ", "https://hooks.slack.com/services/" + "T" + fake(27, upperAN, 8) + "/B" + fake(28, upperAN, 10) + "/" + fake(29, alnum, 24), "\n", "slack-webhook"},
-		{"aws access key id", "aws_access_key_id = ", "AK" + "IA" + fake(30, b32, 16), "\n", "aws-access-key"},
-		{"aws session key id", "AWS_ACCESS_KEY_ID=", "AS" + "IA" + fake(31, b32, 16), "\n", "aws-access-key"},
-		{"aws secret key", "aws_secret_access_key = ", fake(32, b64, 40), "\n", "aws-secret-key"},
-		{"aws secret in json", `"SecretAccessKey": "`, fake(45, b64, 40), `",`, "aws-secret-key"},
-		{"google api key", `"apiKey": "`, "AI" + "za" + fake(33, b64url, 35), `",`, "gcp-api-key"},
-		{"google api key in url", "<script src=\"https://maps.googleapis.com/maps/api/js?key=", "AI" + "za" + fake(46, b64url, 35), "&callback=init\">", "gcp-api-key"},
-		{"stripe key in list", `keys: ["`, "sk" + "_live_" + fake(47, alnum, 24), `","other"]`, "stripe-key"},
-		{"jwt in query", "https://app.example.com/cb?token=", jwtHeader + "." + jwtClaims + "." + fake(48, b64url, 43), "&next=/", "jwt"},
-		{"stripe live secret", "STRIPE_KEY=", "sk" + "_live_" + fake(34, alnum, 24), "\n", "stripe-key"},
-		{"stripe restricted", "key ", "rk" + "_live_" + fake(35, alnum, 24), "\n", "stripe-key"},
-		{"stripe test secret", "key ", "sk" + "_test_" + fake(36, alnum, 24), "\n", "stripe-key"},
-		{"jwt", "session=", jwtHeader + "." + jwtClaims + "." + fake(37, b64url, 43), "\n", "jwt"},
-		{"rsa private key", "key.pem:\n", "-----BEGIN RSA " + "PRIVATE KEY-----\n" + pem.String() + "-----END RSA " + "PRIVATE KEY-----", "\ndone\n", "private-key"},
-		{"openssh private key", "", "-----BEGIN OPENSSH " + "PRIVATE KEY-----\n" + openssh + pem.String() + "-----END OPENSSH " + "PRIVATE KEY-----", "\n", "private-key"},
-		{"authorization bearer", "Authorization: Bearer ", fake(38, alnum+"-._~", 40), "\r\n", "bearer-token"},
-		{"bearer in prose", "then send bearer ", fake(39, alnum, 32), " with it", "bearer-token"},
-		{"bearer of letters", "Authorization: Bearer ", fake(44, alnum[:52], 32), "\n", "bearer-token"},
-		{"url password", "DATABASE_URL=postgres://app:", fake(40, alnum, 20), "@db.internal:5432/app\n", "url-password"},
-		{"generic password", `password = "`, fake(41, alnum+"!#%&*", 20), `"`, "generic-secret"},
-		{"generic api_key", "api_key: ", fake(42, alnum, 32), "\n", "generic-secret"},
-		{"generic secret", "client_secret=", fake(43, alnum, 40), "\n", "generic-secret"},
-	}
+	return out
 }
 
 func newRedactor(tb testing.TB, custom ...Pattern) *Redactor {

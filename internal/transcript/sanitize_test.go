@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/knowhub/knowhub/internal/redact/redacttest"
 )
 
 // fake returns n pseudo-random characters of alphabet, the same for the
@@ -107,6 +109,11 @@ func TestSanitizeSecrets(t *testing.T) {
 	}{
 		{"github token", "export GITHUB_TOKEN=" + fakeGitHubPAT + "\n", fakeGitHubPAT},
 		{"bearer header", `curl -H "Authorization: Bearer ` + fakeBearer + `" https://api.example.com`, fakeBearer},
+	}
+	// Tokens before punctuation and passwords in sentences, as the
+	// redactor's own tests hold them.
+	for _, p := range redacttest.Punctuated() {
+		cases = append(cases, struct{ name, in, secret string }{p.Name, p.Text(), p.Value})
 	}
 	for _, c := range cases {
 		for _, mode := range []PrivacyMode{Strict, Relaxed} {

@@ -27,6 +27,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/knowhub/knowhub/internal/bus"
 	"github.com/knowhub/knowhub/internal/contract"
 )
 
@@ -305,6 +306,18 @@ func (w *Watcher) Run(ctx context.Context) error {
 	// a change made during the scan is either seen by it or queued as an
 	// event for the loop below.
 	res, err := w.Scan(ctx, false)
+	for err != nil && bus.IsStorageFull(err) {
+		// JetStream has no room (a full disk): wait for it rather than
+		// stop. Scanning again is harmless: it compares with what was
+		// published.
+		w.log.Warn("initial sync: JetStream has no room; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(retryDelay):
+		}
+		res, err = w.Scan(ctx, false)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

@@ -74,7 +74,7 @@ await until("knowhub indexed the fixture", async () => {
   const r = await fetch(`${api}/api/docs/search?q=heartbeat+interval`);
   return r.ok && (await r.json()).hits?.length > 0;
 });
-await fetch(`${api}/api/tools`, { method: "POST", body: JSON.stringify({ tools: [{ name: "github__create_issue", description: "Create an issue in a GitHub repository", type: "sourced", instance: "github" }] }) });
+await fetch(`${api}/api/tools`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ tools: [{ name: "github__create_issue", description: "Create an issue in a GitHub repository", type: "sourced", instance: "github" }] }) });
 
 // thisTurn is the part of a model request after the user's last message
 // (OpenClaw adds user-role messages of its own context between tool results).
@@ -274,7 +274,7 @@ if (!(ready instanceof Error)) {
 
   // The docsearch commands against the managed knowhub.
   const ix = await gwc(["docsearch", "index"]);
-  check("openclaw docsearch index: a reindex", ix.code === 0 && /replayed KH_FILES: 2 files/.test(ix.stdout) && /pipeline caught up/.test(ix.stdout), ix.stdout + ix.stderr.slice(-800));
+  check("openclaw docsearch index: a reindex", ix.code === 0 && /replayed the files read: 2 files/.test(ix.stdout) && /pipeline caught up/.test(ix.stdout), ix.stdout + ix.stderr.slice(-800));
   const full = await gwc(["docsearch", "index", "--full"]);
   check("openclaw docsearch index --full: the repositories re-read", full.code === 0 && /rescanned: 2 files published/.test(full.stdout) && /pipeline caught up/.test(full.stdout), full.stdout + full.stderr.slice(-800));
   const dst = await gwc(["docsearch", "status"]);

@@ -2,17 +2,29 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
+
+// The search a page shows is all in its URL (?q=&tab=&repo=&type=&ttype=&instance=),
+// so that it can be bookmarked, shared and walked with back and forward.
+const fields = { q: "q", repo: "repo-filter", type: "type-filter", ttype: "tool-type-filter", instance: "instance-filter" };
+const tabs = ["docs", "tools", "knowledge"];
 let tab = "docs";
+
+// Only the latest search may render: each one takes the next generation
+// and aborts the one before it.
+let generation = 0;
+let inflight = null;
+let typing = null;
+const instances = new Set();
 
 function token() {
   return sessionStorage.getItem("knowhub-token") || "";
 }
 
-async function api(method, path) {
+async function api(method, path, signal) {
   const headers = { "Accept": "application/json" };
   const t = token();
   if (t) headers["Authorization"] = "Bearer " + t;
-  const resp = await fetch(path, { method, headers });
+  const resp = await fetch(path, { method, headers, signal });
   let body = null;
   try { body = await resp.json(); } catch (e) { body = null; }
   if (!resp.ok) {
@@ -52,50 +64,155 @@ function showError(msg) {
   e.hidden = !msg;
 }
 
-function setTab(name) {
-  tab = name;
-  for (const b of document.querySelectorAll("#tabs button")) {
-    b.setAttribute("aria-selected", String(b.dataset.tab === name));
-  }
-  for (const f of document.querySelectorAll("#filters .filter")) {
-    f.hidden = f.dataset.for !== name;
-  }
-  search();
+function plural(n, one, many) {
+  return n + " " + (n === 1 ? one : many);
 }
 
-function docHit(h) {
-  return el("li", { class: "hit doc" },
-    el("div", { class: "where" },
-      el("span", { class: "repo" }, h.repo),
-      el("span", { class: "path" }, h.path),
-      h.repo_type ? el("span", { class: "badge" }, h.repo_type + " · priority " + h.priority) : null),
+// state reads the search from the form; applyState puts one in it.
+function state() {
+  const s = { tab };
+  for (const [k, id] of Object.entries(fields)) {
+    const v = $(id).value.trim();
+    if (v) s[k] = v;
+  }
+  return s;
+}
+
+function applyState(s) {
+  tab = tabs.includes(s.tab) ? s.tab : "docs";
+  for (const [k, id] of Object.entries(fields)) {
+    const input = $(id);
+    if (input.tagName === "SELECT" && s[k] && ![...input.options].some((o) => o.value === s[k])) {
+      input.append(el("option", { value: s[k] }, s[k])); // a value the lists have not loaded yet
+    }
+    input.value = s[k] || "";
+  }
+  showTab();
+}
+
+function stateFromURL() {
+  const p = new URLSearchParams(location.search);
+  const s = {};
+  for (const k of ["tab", ...Object.keys(fields)]) if (p.get(k)) s[k] = p.get(k);
+  return s;
+}
+
+function urlOf(s) {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(s)) if (v && !(k === "tab" && v === "docs")) p.set(k, v);
+  const qs = p.toString();
+  return location.pathname + (qs ? "?" + qs : "");
+}
+
+// remember writes the search into the URL: a new history entry for a
+// search the user asked for, the same entry while they type.
+function remember(push) {
+  const s = state();
+  const url = urlOf(s);
+  if (url === location.pathname + location.search) return;
+  if (push) history.pushState(s, "", url); else history.replaceState(s, "", url);
+}
+
+function showTab() {
+  for (const b of document.querySelectorAll("#tabs button")) {
+    b.setAttribute("aria-selected", String(b.dataset.tab === tab));
+  }
+  for (const f of document.querySelectorAll("#filters .filter")) {
+    f.hidden = f.dataset.for !== tab;
+  }
+}
+
+function setTab(name) {
+  tab = name;
+  showTab();
+  search(true);
+}
+
+// expander adds a button that shows (and hides) more of a hit: load
+// returns the nodes to show, once.
+function expander(item, label, load) {
+  const more = el("div", { class: "more", hidden: "" });
+  const btn = el("button", { type: "button", class: "expand", "aria-expanded": "false" }, label);
+  let loaded = false;
+  const toggle = async () => {
+    const open = more.hidden;
+    if (open && !loaded) {
+      try {
+        more.replaceChildren(...await load());
+      } catch (e) {
+        more.replaceChildren(el("p", { class: "warn" }, e.message));
+      }
+      loaded = true;
+    }
+    more.hidden = !open;
+    btn.setAttribute("aria-expanded", String(open));
+  };
+  btn.addEventListener("click", (ev) => { ev.stopPropagation(); toggle(); });
+  item.toggle = toggle;
+  item.append(btn, more);
+}
+
+function section(h) {
+  const item = el("div", { class: "section focusable", tabindex: "0" },
     (h.heading_path && h.heading_path.length)
       ? el("div", { class: "heading" }, h.heading_path.join(" › ")) : null,
     marked(h.snippet));
+  if (h.content) {
+    expander(item, "Show section", async () => [
+      el("pre", { class: "content" }, h.content + (h.content_truncated ? " …" : ""))]);
+  }
+  return item;
+}
+
+// docPages groups the hits by page, in the order of each page's best hit,
+// so that a page with many matching sections is one card.
+function docPages(hits) {
+  const pages = new Map();
+  for (const h of hits) {
+    const key = h.repo + "\u0000" + h.path;
+    if (!pages.has(key)) pages.set(key, []);
+    pages.get(key).push(h);
+  }
+  return [...pages.values()].map((secs) => {
+    const h = secs[0];
+    return el("li", { class: "hit doc page" },
+      el("div", { class: "where" },
+        el("span", { class: "repo" }, h.repo),
+        el("span", { class: "path" }, h.path),
+        h.repo_type ? el("span", { class: "badge" }, h.repo_type + " · priority " + h.priority) : null,
+        secs.length > 1 ? el("span", { class: "badge" }, plural(secs.length, "section", "sections")) : null),
+      ...secs.map(section));
+  });
 }
 
 function shadowedHit(h) {
+  const by = (h.shadowed_by || "").split("#")[0];
   return el("li", { class: "hit shadow" },
     el("div", { class: "where" },
       el("span", { class: "repo" }, h.repo),
       el("span", { class: "path" }, h.path)),
     (h.heading_path && h.heading_path.length)
       ? el("div", { class: "heading" }, h.heading_path.join(" › ")) : null,
-    el("div", { class: "reason" }, "shadowed by " + h.shadowed_by + " (" + h.reason + ")"),
+    el("div", { class: "reason" }, "shadowed by " + by + " (" + h.reason + ")"),
     marked(h.snippet));
 }
 
 function toolHit(h) {
-  return el("li", { class: "hit tool" },
+  const item = el("li", { class: "hit tool focusable", tabindex: "0" },
     el("div", { class: "where" },
       el("span", { class: "repo" }, h.name),
       h.type ? el("span", { class: "badge" }, h.type + (h.instance ? " · " + h.instance : "")) : null,
-      h.match ? el("span", { class: "badge" }, h.match) : null),
+      h.match ? el("span", { class: "badge match" }, h.match) : null),
     el("div", { class: "desc" }, h.description || ""));
+  if (h.input_schema) {
+    expander(item, "Show input schema", async () => [
+      el("pre", { class: "content" }, JSON.stringify(h.input_schema, null, 2))]);
+  }
+  return item;
 }
 
 function kbHit(h) {
-  return el("li", { class: "hit kb" },
+  return el("li", { class: "hit kb focusable", tabindex: "0" },
     el("div", { class: "where" },
       el("span", { class: "repo" }, h.task || h.id),
       el("span", { class: "badge" }, (h.types || []).join(", ")),
@@ -103,46 +220,85 @@ function kbHit(h) {
     el("div", { class: "desc" }, h.content));
 }
 
-async function search() {
+function noteInstances(hits) {
+  const sel = $("instance-filter");
+  let added = false;
+  for (const h of hits) {
+    if (h.instance && !instances.has(h.instance)) {
+      instances.add(h.instance);
+      added = true;
+    }
+  }
+  if (!added) return;
+  const chosen = sel.value;
+  sel.replaceChildren(el("option", { value: "" }, "all"),
+    ...[...instances].sort().map((i) => el("option", { value: i }, i)));
+  sel.value = chosen;
+}
+
+// search runs the form's search; push makes it a new history entry.
+async function search(push) {
+  clearTimeout(typing);
+  const gen = ++generation;
+  if (inflight) inflight.abort();
+  const ctrl = new AbortController();
+  inflight = ctrl;
+  if (push !== null) remember(push);
   const q = $("q").value.trim();
-  const results = $("results");
-  const shadowed = $("shadowed");
-  results.replaceChildren();
-  shadowed.replaceChildren();
-  $("shadowed-box").hidden = true;
   showError("");
   if (!q) {
     $("summary").textContent = "";
+    $("results").replaceChildren();
+    $("shadowed").replaceChildren();
+    $("shadowed-box").hidden = true;
     return;
   }
   const p = new URLSearchParams({ q });
+  const nodes = [], shadow = [];
+  let summary = "";
+  let indexing = false;
   try {
     if (tab === "docs") {
-      const repo = $("repo-filter").value;
-      if (repo) p.set("repo", repo);
-      const r = await api("GET", "/api/docs/search?" + p);
-      $("summary").textContent = r.hits.length + " of " + r.total + " sections · " + r.took_us + " µs";
-      results.append(...r.hits.map(docHit));
-      if (r.shadowed && r.shadowed.length) {
-        shadowed.append(...r.shadowed.map(shadowedHit));
-        $("shadowed-box").hidden = false;
-      }
+      if ($("repo-filter").value) p.set("repo", $("repo-filter").value);
+      p.set("content", "1");
+      const r = await api("GET", "/api/docs/search?" + p, ctrl.signal);
+      const pages = docPages(r.hits);
+      summary = r.hits.length + " of " + plural(r.total, "section", "sections") + " in " + plural(pages.length, "page", "pages") + " · " + r.took_us + " µs";
+      nodes.push(...pages);
+      shadow.push(...(r.shadowed || []).map(shadowedHit));
+      indexing = !!r.indexing;
     } else if (tab === "tools") {
-      const r = await api("GET", "/api/tools/search?" + p);
-      $("summary").textContent = r.hits.length + " of " + r.total + " tools";
-      results.append(...r.hits.map(toolHit));
+      if ($("tool-type-filter").value) p.set("type", $("tool-type-filter").value);
+      if ($("instance-filter").value) p.set("instance", $("instance-filter").value);
+      p.set("detail", "full");
+      const r = await api("GET", "/api/tools/search?" + p, ctrl.signal);
+      summary = r.hits.length + " of " + plural(r.total, "tool", "tools");
+      nodes.push(...r.hits.map(toolHit));
+      noteInstances(r.hits);
+      indexing = !!r.indexing;
     } else {
-      const type = $("type-filter").value;
-      if (type) p.set("types", type);
-      const r = await api("GET", "/api/knowledge/search?" + p);
-      $("summary").textContent = r.count + " of " + r.total + " entries";
-      results.append(...r.results.map(kbHit));
+      if ($("type-filter").value) p.set("types", $("type-filter").value);
+      const r = await api("GET", "/api/knowledge/search?" + p, ctrl.signal);
+      summary = r.count + " of " + plural(r.total, "entry", "entries");
+      nodes.push(...r.results.map(kbHit));
+      indexing = !!r.indexing;
     }
-    if (!results.children.length) results.append(el("li", { class: "none" }, "No hits."));
   } catch (e) {
+    if (gen !== generation) return; // a newer search replaced this one
     $("summary").textContent = "";
+    $("results").replaceChildren();
     showError(e.message);
+    return;
   }
+  if (gen !== generation) return;
+  inflight = null;
+  if (!nodes.length) nodes.push(el("li", { class: "none" }, "No hits."));
+  if (indexing) summary += " · still indexing: results may be incomplete";
+  $("summary").textContent = summary;
+  $("results").replaceChildren(...nodes);
+  $("results").dataset.q = q; // which search the list shows
+  $("shadowed").replaceChildren(...shadow);
+  $("shadowed-box").hidden = !shadow.length;
 }
 
 function table(head, rows) {
@@ -160,10 +316,12 @@ async function loadStatus() {
     const chosen = sel.value;
     sel.replaceChildren(el("option", { value: "" }, "all"),
       ...repos.map((r) => el("option", { value: r.repo }, r.repo)));
+    if (chosen && !repos.some((r) => r.repo === chosen)) sel.append(el("option", { value: chosen }, chosen));
     sel.value = chosen;
     const parts = [
-      el("p", { id: "status-ready", class: s.ready ? "ok" : "warn" },
-        s.ready ? "ready" : "loading", s.integrity ? " · " + s.integrity : ""),
+      el("p", { id: "status-ready", class: s.ready && !s.problem && !s.indexing ? "ok" : "warn" },
+        !s.ready ? "loading" : s.indexing ? "still indexing: results may be incomplete" : "ready",
+        s.problem ? " · " + s.problem : "", s.integrity ? " · " + s.integrity : ""),
       table(["repository", "files", "sections"], repos.map((r) => [r.repo, r.files, r.chunks])),
       table(["collection", "sources", "sections", "terms"],
         Object.entries(s.collections || {}).map(([n, c]) => [n, c.sources, c.chunks, c.terms])),
@@ -209,7 +367,7 @@ async function loadReview() {
       el("div", { class: "where" }, el("span", { class: "repo" }, e.task || e.id),
         el("span", { class: "badge" }, (e.types || []).join(", "))),
       el("div", { class: "desc" }, e.content),
-      el("div", { class: "reason" }, "held back: " + (e.quarantine_reason || "")),
+      el("div", { class: "reason" }, (e.state === "retired" ? "retired: " : "held back: ") + (e.quarantine_reason || e.state_reason || "")),
       el("div", { class: "actions" }, release, revoke)));
   }
 }
@@ -222,7 +380,35 @@ async function moderate(id, action) {
     showError(action + " " + id + ": " + e.message);
   }
   await loadReview();
-  if (tab === "knowledge") search();
+  if (tab === "knowledge") search(null);
+}
+
+// Keyboard: "/" focuses the search box, the arrows move through the hits,
+// Enter opens the focused one, Escape goes back to the box.
+function onKey(ev) {
+  const t = ev.target;
+  const typingIn = t instanceof HTMLInputElement || t instanceof HTMLSelectElement || t instanceof HTMLTextAreaElement;
+  if (ev.key === "/" && !typingIn) {
+    ev.preventDefault();
+    $("q").focus();
+    $("q").select();
+    return;
+  }
+  const items = [...document.querySelectorAll("#results .focusable")];
+  if (!items.length) return;
+  const at = items.indexOf(t.closest ? t.closest(".focusable") : null);
+  if (ev.key === "ArrowDown" && (t === $("q") || at >= 0)) {
+    ev.preventDefault();
+    items[Math.min(at + 1, items.length - 1)].focus();
+  } else if (ev.key === "ArrowUp" && at >= 0) {
+    ev.preventDefault();
+    if (at === 0) $("q").focus(); else items[at - 1].focus();
+  } else if (ev.key === "Enter" && at >= 0 && t === items[at] && items[at].toggle) {
+    ev.preventDefault();
+    items[at].toggle();
+  } else if (ev.key === "Escape" && at >= 0) {
+    $("q").focus();
+  }
 }
 
 document.addEventListener("DOMContentLoaded", () => {
@@ -232,15 +418,29 @@ document.addEventListener("DOMContentLoaded", () => {
     sessionStorage.setItem("knowhub-token", $("token").value.trim());
     loadStatus();
     loadReview();
-    search();
+    search(null);
   });
-  $("search-form").addEventListener("submit", (ev) => { ev.preventDefault(); search(); });
+  $("search-form").addEventListener("submit", (ev) => { ev.preventDefault(); search(true); });
+  // Search as you type, once typing pauses; the URL follows without
+  // a history entry per keystroke.
+  $("q").addEventListener("input", () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => search(false), 250);
+  });
   for (const b of document.querySelectorAll("#tabs button")) {
     b.addEventListener("click", () => setTab(b.dataset.tab));
   }
-  $("repo-filter").addEventListener("change", search);
-  $("type-filter").addEventListener("change", search);
+  for (const id of ["repo-filter", "type-filter", "tool-type-filter", "instance-filter"]) {
+    $(id).addEventListener("change", () => search(true));
+  }
   $("status-refresh").addEventListener("click", loadStatus);
+  document.addEventListener("keydown", onKey);
+  window.addEventListener("popstate", () => {
+    applyState(stateFromURL());
+    search(null);
+  });
+  applyState(stateFromURL());
   loadStatus();
   loadReview();
+  if ($("q").value) search(null);
 });
