@@ -130,7 +130,7 @@ func DefaultScoring() Scoring {
 		SmoothDocs: 20, SmoothWeight: 0.3, Pages: DefaultPageScoring(),
 		ToolsSemantic: Semantic{Expand: 0.5, ExpandTerms: 3, ExpandMinSim: 0.5, Fuse: 1.3, FuseAll: true, FuseMinSim: 0.45, Common: 2},
 		DocsSemantic:  Semantic{Expand: 0.5, ExpandTerms: 3, ExpandMinSim: 0.5},
-		ToolCut:       ToolCut{MeaningZ: 1.7, NearZ: 1.2, MinShare: 0.25}}
+		ToolCut:       ToolCut{MeaningZ: 1.7, NearZ: 1.2, MinGap: 0.15, MinShare: 0.25}}
 }
 
 // NewEngine returns an empty engine with DefaultScoring and semantic

@@ -382,16 +382,15 @@ func (b *blender) fuse(hits []search.Hit) []search.Hit {
 // from the cosines of the catalog's tools that pass the filter: its
 // distance above their median in robust standard deviations (1.4826 times
 // the median absolute deviation), so that a topic a third of the catalog
-// shares still stands out. The cosines are judged both in the catalog's
-// space and as pooled, since a topic that common is among the directions
-// the space takes out, and the larger standing counts. A tool without a
-// cosine (no vector, or no anchor of a query that has one; see
-// toolBlender) is left out and gets 0, as does a hit of another
-// generation. When fewer than minStanding tools with a cosine pass the
-// filter,
-// the one nearest the query stands out infinitely if its cosine is at
-// least FuseMinSim, and the others not at all.
-func (b *blender) standing(hits []search.Hit) []float64 {
+// shares still stands out, and that distance itself (gap). The cosines are
+// judged both in the catalog's space and as pooled, since a topic that
+// common is among the directions the space takes out, and the larger of
+// each counts. A tool without a cosine (no vector, or no anchor of a
+// query that names one; see toolBlender) is left out and gets 0, as does a
+// hit of another generation. When fewer than minStanding tools with a
+// cosine pass the filter, the one nearest the query stands out infinitely
+// if its cosine is at least FuseMinSim, and the others not at all.
+func (b *blender) standing(hits []search.Hit) (z, gap []float64) {
 	var space, raw []float64
 	for r, x := range b.cos {
 		if x != 0 && (b.filter == nil || b.filter(b.c.ents[r])) {
@@ -399,7 +398,7 @@ func (b *blender) standing(hits []search.Hit) []float64 {
 			raw = append(raw, float64(b.c.space.RawCosine(r, b.q, x)))
 		}
 	}
-	out := make([]float64, len(hits))
+	z, gap = make([]float64, len(hits)), make([]float64, len(hits))
 	if len(space) < minStanding {
 		// Too few to stand out from: the nearest tool stands out when
 		// it is near enough to enter the blend on its own (FuseMinSim).
@@ -411,10 +410,10 @@ func (b *blender) standing(hits []search.Hit) []float64 {
 		}
 		for i, h := range hits {
 			if r, ok := b.c.row[h.Entry]; ok && r == at {
-				out[i] = math.Inf(1)
+				z[i], gap[i] = math.Inf(1), math.Inf(1)
 			}
 		}
-		return out
+		return z, gap
 	}
 	ms, ss := robust(space)
 	mr, sr := robust(raw)
@@ -423,18 +422,21 @@ func (b *blender) standing(hits []search.Hit) []float64 {
 		if !ok || b.cos[r] == 0 {
 			continue
 		}
-		out[i] = math.Inf(-1)
+		gs := float64(b.cos[r]) - ms
+		gr := float64(b.c.space.RawCosine(r, b.q, b.cos[r])) - mr
+		gap[i] = max(gs, gr)
+		z[i] = math.Inf(-1)
 		if ss > 0 {
-			out[i] = (float64(b.cos[r]) - ms) / ss
+			z[i] = gs / ss
 		}
 		if sr > 0 {
-			out[i] = max(out[i], (float64(b.c.space.RawCosine(r, b.q, b.cos[r]))-mr)/sr)
+			z[i] = max(z[i], gr/sr)
 		}
-		if math.IsInf(out[i], -1) {
-			out[i] = 0
+		if math.IsInf(z[i], -1) {
+			z[i] = 0
 		}
 	}
-	return out
+	return z, gap
 }
 
 // minStanding is the fewest tools a cosine can stand out from: in fewer,

@@ -34,8 +34,9 @@ const (
 // neither the catalog nor the word vectors know). It matches by meaning
 // when its cosine with the query stands out from the catalog's
 // (blender.standing) by at least MeaningZ, or by NearZ when its words hold
-// a neighbour of a query word (semantic expansion); with semantic
-// matching off, nothing matches by meaning. A cosine is judged against
+// a neighbour of a query word (semantic expansion), and exceeds the
+// catalog's median cosine by at least MinGap; with semantic matching off,
+// nothing matches by meaning. A cosine is judged against
 // the catalog's rather than against a fixed bar because pooled vectors of
 // any text lean the same way: in a catalog of a dozen tools a query's
 // cosines with all of them lie between 0.6 and 0.9, relevant or not.
@@ -43,7 +44,11 @@ const (
 // chosen on MetaTool's dev half and small catalogs (docs/performance.md).
 type ToolCut struct {
 	MeaningZ, NearZ float64
-	MinShare        float64
+	// MinGap is the least a cosine that stands out must also exceed the
+	// catalog's median cosine by: in a small catalog whose cosines barely
+	// spread, a tiny margin can be several deviations.
+	MinGap   float64
+	MinShare float64
 }
 
 // toolMatch says how a tool matched a query: byWords, byMeaning, both, or
@@ -286,9 +291,9 @@ func (e *Engine) toolTerms(words []toolWord, st *semantic.Table) ([]search.Term,
 func (e *Engine) toolMatches(hits []search.Hit, ev toolEvidence, blend *blender, filter func(*search.Entry) bool) []toolMatch {
 	cut := e.scoring.ToolCut
 	out := make([]toolMatch, len(hits))
-	var z []float64
+	var z, gap []float64
 	if blend != nil {
-		z = blend.standing(hits)
+		z, gap = blend.standing(hits)
 	}
 	// The tools that hold a term of each kind, from the postings: as
 	// many as the catalog has (and room for tools added meanwhile), so
@@ -311,7 +316,7 @@ func (e *Engine) toolMatches(hits []search.Hit, ev toolEvidence, blend *blender,
 		}
 		switch {
 		case z == nil && near[h.Entry], // no cosines: a neighbour is all there is
-			z != nil && (z[i] >= cut.MeaningZ || near[h.Entry] && z[i] >= cut.NearZ):
+			z != nil && gap[i] >= cut.MinGap && (z[i] >= cut.MeaningZ || near[h.Entry] && z[i] >= cut.NearZ):
 			out[i] |= byMeaning
 		}
 	}
