@@ -240,11 +240,15 @@ export function validateSave(p) {
   return errs;
 }
 
+// How a tool hit matched (the API's match labels), in words.
+const MATCHED_BY = { exact: "its exact name", prefix: "its name", words: "words", meaning: "meaning", "words+meaning": "words and meaning" };
+
 export function formatTools(query, body) {
   const hits = body?.hits ?? [];
   if (!hits.length) return `No tools match ${JSON.stringify(query)}.`;
   return [`${hits.length} tool${hits.length === 1 ? "" : "s"} for ${JSON.stringify(query)}:`,
-    ...hits.map((h, i) => `[${i + 1}] ${oneLine(h.name)} (${oneLine(h.type)}${h.instance ? `, ${oneLine(h.instance)}` : ""}): ${cut(oneLine(h.description), 300)}` +
+    ...hits.map((h, i) => `[${i + 1}] ${oneLine(h.name)} (${oneLine(h.type)}${h.instance ? `, ${oneLine(h.instance)}` : ""}` +
+      `${MATCHED_BY[h.match] ? `; matched by ${MATCHED_BY[h.match]}` : ""}): ${cut(oneLine(h.description), 300)}` +
       (h.input_schema ? `\n    input: ${cut(JSON.stringify(h.input_schema), 600)}` : ""))].join("\n");
 }
 

@@ -238,6 +238,9 @@ type ToolRef struct {
 	Type     string  `json:"type,omitempty"`
 	Instance string  `json:"instance,omitempty"`
 	Score    float64 `json:"score"`
+	// Match says how the tool matched: exact or prefix (its name), words,
+	// meaning or words+meaning (contract.Match*).
+	Match string `json:"match,omitempty"`
 }
 
 // KBSearchInput is the input of kb_search.
@@ -398,7 +401,7 @@ func (t *mcpTools) searchTools(ctx context.Context, req *mcp.CallToolRequest, in
 		return res, out, nil
 	}
 	for i, h := range resp.Hits {
-		out.Tools = append(out.Tools, ToolRef{Name: h.Name, Type: h.Type, Instance: h.Instance, Score: round2(h.Score)})
+		out.Tools = append(out.Tools, ToolRef{Name: h.Name, Type: h.Type, Instance: h.Instance, Score: round2(h.Score), Match: h.Match})
 		var b strings.Builder
 		fmt.Fprintf(&b, "[%d] %s", i+1, h.Name)
 		switch {
@@ -408,6 +411,9 @@ func (t *mcpTools) searchTools(ctx context.Context, req *mcp.CallToolRequest, in
 			fmt.Fprintf(&b, " (%s)", h.Type)
 		}
 		fmt.Fprintf(&b, " score %.2f", h.Score)
+		if h.Match != "" {
+			fmt.Fprintf(&b, ", matched by %s", matchedBy(h.Match))
+		}
 		if h.Description != "" {
 			b.WriteString("\n" + h.Description)
 		}
@@ -417,6 +423,19 @@ func (t *mcpTools) searchTools(ctx context.Context, req *mcp.CallToolRequest, in
 		res.Content = append(res.Content, text(b.String()))
 	}
 	return res, out, nil
+}
+
+// matchedBy reads a tool hit's match label (contract.Match*) as words.
+func matchedBy(match string) string {
+	switch match {
+	case contract.MatchExact:
+		return "its exact name"
+	case contract.MatchPrefix:
+		return "its name"
+	case contract.MatchWordsMeaning:
+		return "words and meaning"
+	}
+	return match
 }
 
 func (t *mcpTools) kbSearch(ctx context.Context, req *mcp.CallToolRequest, in KBSearchInput) (*mcp.CallToolResult, *KBSearchOutput, error) {

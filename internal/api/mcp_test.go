@@ -311,6 +311,7 @@ func testSearchTools(t *testing.T, cs *mcp.ClientSession) {
 	res := callTool(t, cs, api.ToolSearchTools, map[string]any{"query": "open a github issue", "detail": "full"})
 	blocks := texts(t, res)
 	if res.IsError || len(blocks) == 0 || !strings.HasPrefix(blocks[0], "[1] github__create_issue (sourced, github) score ") ||
+		!strings.Contains(blocks[0], ", matched by words") ||
 		!strings.Contains(blocks[0], "Open an issue") || !strings.Contains(blocks[0], `input schema: {"type":"object"`) {
 		t.Errorf("search_tools: %q", blocks)
 	}
@@ -325,7 +326,7 @@ func testSearchTools(t *testing.T, cs *mcp.ClientSession) {
 	// "ticket" shares no word with any tool: the word vectors find the
 	// issue tool, and semantic=false turns them off.
 	res = callTool(t, cs, api.ToolSearchTools, map[string]any{"query": "ticket"})
-	if out := structured[api.SearchToolsOutput](t, res); len(out.Tools) == 0 || out.Tools[0].Name != "github__create_issue" {
+	if out := structured[api.SearchToolsOutput](t, res); len(out.Tools) == 0 || out.Tools[0].Name != "github__create_issue" || out.Tools[0].Match != contract.MatchMeaning {
 		t.Errorf("semantic match of ticket: %+v", out)
 	}
 	res = callTool(t, cs, api.ToolSearchTools, map[string]any{"query": "ticket", "semantic": false})

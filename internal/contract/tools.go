@@ -93,12 +93,24 @@ type ToolSearchRequest struct {
 	Semantic *bool `json:"semantic,omitempty"`
 }
 
+// How a tool hit matched its query (ToolHit.Match): its name is the query
+// (exact) or starts with it (prefix); otherwise a word of the query is among
+// its name, keywords or description (words), its description means what the
+// query says (meaning), or both.
+const (
+	MatchExact        = "exact"
+	MatchPrefix       = "prefix"
+	MatchWords        = "words"
+	MatchMeaning      = "meaning"
+	MatchWordsMeaning = "words+meaning"
+)
+
 // ToolHit is one ranked tool; the fields beyond Name and Score depend on
 // the requested detail.
 type ToolHit struct {
 	Name        string          `json:"name"`
 	Score       float64         `json:"score"`
-	Match       string          `json:"match,omitempty"` // exact, prefix or text
+	Match       string          `json:"match,omitempty"` // one of the Match* labels
 	Description string          `json:"description,omitempty"`
 	Type        string          `json:"type,omitempty"`
 	Instance    string          `json:"instance,omitempty"`
@@ -108,9 +120,12 @@ type ToolHit struct {
 
 // ToolSearchResponse is the reply of kh.search.tools.
 type ToolSearchResponse struct {
-	Query      string    `json:"query"`
-	Hits       []ToolHit `json:"hits"`
-	Total      int       `json:"total"`
-	TookMicros int64     `json:"took_us"`
+	Query string    `json:"query"`
+	Hits  []ToolHit `json:"hits"`
+	// Total is the number of tools that match, of which Hits are the
+	// first Limit, counted among the Limit+64 best by words and the ones
+	// near enough in meaning.
+	Total      int   `json:"total"`
+	TookMicros int64 `json:"took_us"`
 	Completeness
 }

@@ -98,6 +98,8 @@ type Scoring struct {
 	// ToolsSemantic and DocsSemantic tune semantic matching (see
 	// Semantic) of tool and docs searches; docs use expansion only.
 	ToolsSemantic, DocsSemantic Semantic
+	// ToolCut decides which ranked tools are results at all.
+	ToolCut ToolCut
 }
 
 // DefaultScoring returns the parameters chosen on the judged collections.
@@ -127,7 +129,8 @@ func DefaultScoring() Scoring {
 		RequestWeight: 0.5, PartWeight: 0.5, QueryK3: 1.5, FeedbackDocs: 1, FeedbackTerms: 30, FeedbackWeight: 0.15,
 		SmoothDocs: 20, SmoothWeight: 0.3, Pages: DefaultPageScoring(),
 		ToolsSemantic: Semantic{Expand: 0.5, ExpandTerms: 3, ExpandMinSim: 0.5, Fuse: 1.3, FuseAll: true, FuseMinSim: 0.45, Common: 2},
-		DocsSemantic:  Semantic{Expand: 0.5, ExpandTerms: 3, ExpandMinSim: 0.5}}
+		DocsSemantic:  Semantic{Expand: 0.5, ExpandTerms: 3, ExpandMinSim: 0.5},
+		ToolCut:       ToolCut{MeaningZ: 1.7, NearZ: 1.2, MinGap: 0.15, MinShare: 0.25}}
 }
 
 // NewEngine returns an empty engine with DefaultScoring and semantic

@@ -378,6 +378,141 @@ func (b *blender) fuse(hits []search.Hit) []search.Hit {
 	return out
 }
 
+// standing returns how far each hit's cosine with the query stands out
+// from the cosines of the catalog's tools that pass the filter: its
+// distance above their median in robust standard deviations (1.4826 times
+// the median absolute deviation), so that a topic a third of the catalog
+// shares still stands out, and that distance itself (gap). The cosines are
+// judged both in the catalog's space and as pooled, since a topic that
+// common is among the directions the space takes out, and the larger of
+// each counts. A tool without a cosine (no vector, or no anchor of a
+// query that names one; see toolBlender) is left out and gets 0, as does a
+// hit of another generation. When fewer than minStanding tools with a
+// cosine pass the filter, the one nearest the query stands out infinitely
+// if its cosine is at least FuseMinSim, and the others not at all.
+func (b *blender) standing(hits []search.Hit) (z, gap []float64) {
+	var space, raw []float64
+	for r, x := range b.cos {
+		if x != 0 && (b.filter == nil || b.filter(b.c.ents[r])) {
+			space = append(space, float64(x))
+			raw = append(raw, float64(b.c.space.RawCosine(r, b.q, x)))
+		}
+	}
+	z, gap = make([]float64, len(hits)), make([]float64, len(hits))
+	if len(space) < minStanding {
+		// Too few to stand out from: the nearest tool stands out when
+		// it is near enough to enter the blend on its own (FuseMinSim).
+		near, at := b.sc.FuseMinSim, -1
+		for r, x := range b.cos {
+			if raw := float64(b.c.space.RawCosine(r, b.q, x)); x != 0 && raw >= near && (b.filter == nil || b.filter(b.c.ents[r])) {
+				near, at = raw, r
+			}
+		}
+		for i, h := range hits {
+			if r, ok := b.c.row[h.Entry]; ok && r == at {
+				z[i], gap[i] = math.Inf(1), math.Inf(1)
+			}
+		}
+		return z, gap
+	}
+	ms, ss := robust(space)
+	mr, sr := robust(raw)
+	for i, h := range hits {
+		r, ok := b.c.row[h.Entry]
+		if !ok || b.cos[r] == 0 {
+			continue
+		}
+		gs := float64(b.cos[r]) - ms
+		gr := float64(b.c.space.RawCosine(r, b.q, b.cos[r])) - mr
+		gap[i] = max(gs, gr)
+		z[i] = math.Inf(-1)
+		if ss > 0 {
+			z[i] = gs / ss
+		}
+		if sr > 0 {
+			z[i] = max(z[i], gr/sr)
+		}
+		if math.IsInf(z[i], -1) {
+			z[i] = 0
+		}
+	}
+	return z, gap
+}
+
+// minStanding is the fewest tools a cosine can stand out from: in fewer,
+// their median and its deviation say little.
+const minStanding = 5
+
+// robust returns the median of xs and 1.4826 times their median absolute
+// deviation, a standard deviation that a cluster of outliers does not
+// inflate; xs is reordered, and then overwritten.
+func robust(xs []float64) (median, sd float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	median = middle(xs)
+	for i, x := range xs {
+		xs[i] = math.Abs(x - median)
+	}
+	return median, 1.4826 * middle(xs)
+}
+
+// middle returns the median of xs, reordering them: a selection in
+// linear time, as a catalog's cosines are recounted for every query.
+func middle(xs []float64) float64 {
+	n := len(xs)
+	m := nth(xs, n/2)
+	if n%2 == 1 {
+		return m
+	}
+	// The element below the middle is the largest of those before it.
+	return (slices.Max(xs[:n/2]) + m) / 2
+}
+
+// nth reorders xs so that xs[k] is the element that sorting would put
+// there, everything before it no greater and everything after it no
+// smaller (Hoare's selection), and returns it.
+func nth(xs []float64, k int) float64 {
+	lo, hi := 0, len(xs)-1
+	for lo < hi {
+		// The median of three keeps sorted runs linear.
+		mid := lo + (hi-lo)/2
+		if xs[mid] < xs[lo] {
+			xs[mid], xs[lo] = xs[lo], xs[mid]
+		}
+		if xs[hi] < xs[lo] {
+			xs[hi], xs[lo] = xs[lo], xs[hi]
+		}
+		if xs[hi] < xs[mid] {
+			xs[hi], xs[mid] = xs[mid], xs[hi]
+		}
+		pivot := xs[mid]
+		i, j := lo, hi
+		for i <= j {
+			for xs[i] < pivot {
+				i++
+			}
+			for xs[j] > pivot {
+				j--
+			}
+			if i <= j {
+				xs[i], xs[j] = xs[j], xs[i]
+				i++
+				j--
+			}
+		}
+		switch {
+		case k <= j:
+			hi = j
+		case k >= i:
+			lo = i
+		default:
+			return xs[k]
+		}
+	}
+	return xs[k]
+}
+
 // sortHits orders hits best first.
 func sortHits(hits []search.Hit) {
 	slices.SortStableFunc(hits, func(x, y search.Hit) int { return cmp.Compare(y.Score, x.Score) })

@@ -110,7 +110,7 @@ func TestExactMatchWinsOverNearSynonyms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Hits) == 0 || r.Hits[0].Name != "weather" || r.Hits[0].Match != matchExact {
+	if len(r.Hits) == 0 || r.Hits[0].Name != "weather" || r.Hits[0].Match != contract.MatchExact {
 		t.Errorf("hits %v, want the exact name first", toolNames(r))
 	}
 

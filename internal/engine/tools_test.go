@@ -40,7 +40,8 @@ func TestToolWordWeights(t *testing.T) {
 
 func TestRequestWordsGetNoExpansions(t *testing.T) {
 	e := NewEngine(Limits{})
-	for _, term := range e.toolTerms(e.toolWords("please"), nil) {
+	terms, _ := e.toolTerms(e.toolWords("please"), nil)
+	for _, term := range terms {
 		if term.Text != "pleas" {
 			t.Errorf("request word expanded to %q", term.Text)
 		}

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import {
-  resolveConfig, Client, formatDocs, formatKB, formatSave, validateSave, cut, Reminders, INTRO, REMINDER,
+  resolveConfig, Client, formatDocs, formatKB, formatSave, formatTools, validateSave, cut, Reminders, INTRO, REMINDER,
   sanitizeText, sanitizeMessages, conversationAccess,
 } from "../lib.js";
 
@@ -68,6 +68,18 @@ test("formatDocs: path, heading, score, bounded text, shadowed line, no injected
   assert.match(t, /shadowed: ext:gateway\/heartbeat\.md by core:gateway\/heartbeat\.md#1 \(priority\)/);
   assert.ok(t.length < 1200, `reply ${t.length} chars`);
   assert.equal(formatDocs("q", { hits: [] }), 'No documentation sections match "q".');
+});
+
+test("formatTools: name, type, instance, how it matched, description", () => {
+  const t = formatTools("open a ticket", { hits: [
+    { name: "create_issue", type: "sourced", instance: "github", match: "words+meaning", description: "Open a new issue." },
+    { name: "trigger_incident", type: "sourced", instance: "pagerduty", match: "meaning", description: "Page the on-call engineer." },
+    { name: "Bash", type: "core", description: "Run a shell command." },
+  ] }, {});
+  assert.match(t, /^3 tools for "open a ticket":\n\[1\] create_issue \(sourced, github; matched by words and meaning\): Open a new issue\./);
+  assert.match(t, /\[2\] trigger_incident \(sourced, pagerduty; matched by meaning\): Page/);
+  assert.match(t, /\[3\] Bash \(core\): Run a shell command\./);
+  assert.equal(formatTools("q", { hits: [] }), 'No tools match "q".');
 });
 
 test("formatKB: the server's untrusted block, or a fenced fallback", () => {
