@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -159,10 +160,33 @@ func inputSchema[In any](adjust func(*jsonschema.Schema)) *jsonschema.Schema {
 	if err != nil {
 		panic(fmt.Sprintf("mcp input schema: %v", err)) // a programming error, caught by every test
 	}
+	optionalNotNull(s)
 	if adjust != nil {
 		adjust(s)
 	}
 	return s
+}
+
+// optionalNotNull turns the nullable unions the schema inference gives
+// pointer and slice fields ("type": ["null", "array"]) into their plain
+// type: such a field is optional (it is not required), never null, and
+// clients that check arguments against a union type refuse a plain
+// array or boolean for it (the MCP inspector does).
+func optionalNotNull(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && slices.Contains(s.Types, "null") {
+		s.Type = s.Types[0]
+		if s.Type == "null" {
+			s.Type = s.Types[1]
+		}
+		s.Types = nil
+	}
+	for _, p := range s.Properties {
+		optionalNotNull(p)
+	}
+	optionalNotNull(s.Items)
 }
 
 func bound(s *jsonschema.Schema, prop string, lo, hi, def int) {

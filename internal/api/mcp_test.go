@@ -242,6 +242,12 @@ func testListTools(t *testing.T, cs *mcp.ClientSession) {
 			t.Errorf("%s: a write that only adds should say it is not destructive", tool.Name)
 		}
 		schema, _ := json.Marshal(tool.InputSchema)
+		// Optional parameters are optional, not nullable: clients that
+		// check arguments against a ["null", "array"] union refuse a
+		// plain array.
+		if strings.Contains(string(schema), `"null"`) {
+			t.Errorf("%s: the input schema has a nullable type: %s", tool.Name, schema)
+		}
 		var s struct {
 			Type       string                     `json:"type"`
 			Required   []string                   `json:"required"`
