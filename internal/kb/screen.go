@@ -64,6 +64,12 @@ func screenRules() []rule {
 		{"new instructions", []string{"instruction", "directive"}, `\b(new|updated|revised|real|actual|true|secret|hidden) (system )?(instructions?|directives?)\s*:`},
 		{"new system prompt", []string{"system"}, `\b(new|updated|revised|real|actual|true|hidden) system (prompt|message)\b`},
 		{"reveal your system prompt", []string{"prompt", "instruction", "rules", "guideline", "message"}, `\b` + leakVerb + ` ((me|us|all|the|full|entire|exact|complete|text|of|verbatim) )*(your|ur) ((full|entire|exact|complete|original|initial|hidden|secret|internal|system) )*(system prompt|prompt|instructions|system message|rules|guidelines)\b`},
+		{"do not follow the system prompt", []string{"follow", "obey", "listen", "comply", "adhere"}, `\b(do not|don t|dont|never|no longer|stop) (follow|following|obey|obeying|listen to|listening to|comply with|adhere to) (the |your |any |those |these )?(system|developer|original|previous|prior|above|earlier) (prompt|message|instructions?|rules|guidelines|directives?)\b`},
+		{"print the system prompt", []string{"prompt", "message", "instruction"}, `(^|[.!?:;,\n]\s*|\b(please|now|then|first|also|and|must|should|always|just|you|answering|finally|immediately|instead) )` + leakVerb + ` ((me|us|all|of|the|full|entire|exact|complete|text|verbatim|contents) )*(the|this|its|their|his|her) ((full|entire|exact|complete|original|initial|hidden|secret|internal) )*(system prompt|system message|developer message|developer prompt|hidden instructions|initial prompt|system instructions)` +
+			// Addressed to the reading model, not how-to prose ("print the
+			// system prompt with openclaw debug prompt"): the phrase ends
+			// there, or goes on to where or how the model should put it.
+			`(\s*([.!;:,)\n]|$)|\s+(and|then|before|first|now|verbatim|in full|word for word|exactly|into|to me|to us|to the (user|chat)|in (your|the) (reply|answer|response|output))\b)`},
 		{"what is your system prompt", []string{"what"}, `\bwhat (is|are|was|were) your (system prompt|initial prompt|original instructions|instructions|hidden instructions)\b|\bwhat (were you|have you been) (told|instructed|given) (in|by) (your|the) (system prompt|system message|instructions|developer|operator)\b`},
 		{"repeat the text above", []string{"above", "before"}, `\b(repeat|print|output|show|recite) (all |the )?(words|text|everything|instructions) (above|before this)\b`},
 		{"role tag", nil, `<\s*/?\s*(system|assistant|developer)([\s_-]?(prompt|message|instructions?))?\s*>`},
