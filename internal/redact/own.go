@@ -103,7 +103,7 @@ func ownRules() ([]*rule, error) {
 		},
 		{
 			id:       "bearer-token",
-			regex:    `(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{16,}=*)`,
+			regex:    `(?i)\bbearer[ \t]+([A-Za-z0-9\-._~+/]{10,}=*)`,
 			keywords: []string{"bearer"},
 			group:    1,
 			prio:     prioLoose,

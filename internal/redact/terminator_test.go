@@ -62,3 +62,33 @@ func TestPasswordWordsStay(t *testing.T) {
 		}
 	}
 }
+
+// A bearer token in prose is removed however short a real one is (ten
+// characters and more that look random), while the word and placeholders
+// stay.
+func TestBearerTokensInProse(t *testing.T) {
+	r, err := New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		"call it with Bearer x7Kq2mP9vR4t and it works",
+		"send Bearer tok_8fK2pQ9z to the api",
+		"the header is Bearer 9f8e7d6c5b4a.",
+	} {
+		if got := r.String(s); !strings.Contains(got, "[REDACTED:bearer-token]") {
+			t.Errorf("%q kept its token: %q", s, got)
+		}
+	}
+	for _, s := range []string{
+		"Bearer tokens are sent in the Authorization header.",
+		"use a Bearer token from the settings page",
+		"Authorization: Bearer <your-token>",
+		"Authorization: Bearer YOUR_API_TOKEN",
+		"Authorization: Bearer $KNOWHUB_TOKEN",
+	} {
+		if got := r.String(s); got != s {
+			t.Errorf("%q changed: %q", s, got)
+		}
+	}
+}
