@@ -32,6 +32,7 @@ func (s *Service) routes() *http.ServeMux {
 	mux.Handle("GET /metrics", s.metrics.Handler())
 	s.webRoutes(mux)
 	mux.HandleFunc("GET /api/docs/search", s.httpSearchDocs)
+	mux.HandleFunc("GET /api/docs/read", s.httpReadDocs)
 	mux.HandleFunc("GET /api/tools/search", s.httpSearchTools)
 	mux.HandleFunc("POST /api/tools", s.httpUpsertTools)
 	mux.HandleFunc("DELETE /api/tools/{name}", s.httpRemoveTool)
@@ -265,4 +266,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, err error) {
 	writeJSON(w, status, contract.ErrorResponse{Error: err.Error()})
+}
+
+// httpReadDocs reads a section by id (a hit's chunk_id), with context=
+// section, neighbours or page, or a page by repo and path.
+func (s *Service) httpReadDocs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	resp, err := s.ReadDocs(r.Context(), contract.DocsReadRequest{ID: q.Get("id"), Repo: q.Get("repo"), Path: q.Get("path"), Context: q.Get("context")})
+	if err != nil {
+		writeError(w, StatusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
 }

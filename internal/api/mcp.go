@@ -28,6 +28,7 @@ import (
 // are safe for concurrent use; each call is bounded by its ctx.
 type Ops interface {
 	SearchDocs(context.Context, contract.SearchRequest) (*contract.SearchResponse, error)
+	ReadDocs(context.Context, contract.DocsReadRequest) (*contract.DocsReadResponse, error)
 	SearchTools(context.Context, contract.ToolSearchRequest) (*contract.ToolSearchResponse, error)
 	SearchKB(context.Context, kb.SearchRequest) (*kb.SearchResponse, error)
 	// SaveKB stores the entry under the scopes saveScopes gives the
@@ -40,6 +41,7 @@ type Ops interface {
 // MCP tool names.
 const (
 	ToolSearchDocs  = "search_docs"
+	ToolReadDocs    = "read_docs"
 	ToolSearchTools = "search_tools"
 	ToolKBSearch    = "kb_search"
 	ToolKBSave      = "kb_save"
@@ -76,6 +78,16 @@ func NewMCPServer(ops Ops, log *slog.Logger) *mcp.Server {
 			bound(s, "top_k", 1, mcpMaxTopK, mcpDefaultTopK)
 		}),
 	}, t.searchDocs)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name: ToolReadDocs,
+		Description: "Read documentation that search_docs found: a whole section by its id (the chunk_id of a hit), " +
+			"with context=neighbours the sections before and after it, with context=page every section of its page " +
+			"in order; or a page by repo and path. Use it when a hit's text is cut or the answer spans sections.",
+		Annotations: readOnly("Read documentation"),
+		InputSchema: inputSchema[ReadDocsInput](func(s *jsonschema.Schema) {
+			enum(s, "context", contract.ReadSection, contract.ReadNeighbours, contract.ReadPage)
+		}),
+	}, t.readDocs)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name: ToolSearchTools,
 		Description: "Find the callable tools that fit a task, among every tool in knowhub's catalog (BM25 over name, " +
@@ -366,6 +378,39 @@ func indexingNote(c contract.Completeness) []mcp.Content {
 	return []mcp.Content{text(contract.IndexingNote)}
 }
 
+// ReadDocsInput is the input of read_docs.
+type ReadDocsInput struct {
+	ID      string `json:"id,omitempty" jsonschema:"the section to read: a hit's chunk_id"`
+	Repo    string `json:"repo,omitempty" jsonschema:"with path: the page to read"`
+	Path    string `json:"path,omitempty" jsonschema:"with repo: the page to read"`
+	Context string `json:"context,omitempty" jsonschema:"section (default with an id), neighbours, or page (default without one)"`
+}
+
+// readDocsBytes bounds what read_docs returns: a model reads every byte.
+const readDocsBytes = 24 << 10
+
+func (t *mcpTools) readDocs(ctx context.Context, req *mcp.CallToolRequest, in ReadDocsInput) (*mcp.CallToolResult, *contract.DocsReadResponse, error) {
+	resp, err := call(t, ctx, req, t.ops.ReadDocs, contract.DocsReadRequest{ID: in.ID, Repo: in.Repo, Path: in.Path, Context: in.Context})
+	if err != nil {
+		return nil, nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:%s (%d sections on the page)\n", resp.Repo, resp.Path, resp.PageSections)
+	left := readDocsBytes
+	for i, s := range resp.Sections {
+		body, cut := engine.CutText(s.Text, max(left, 0))
+		fmt.Fprintf(&b, "\n§ %s [id %s]\n%s\n", strings.Join(s.HeadingPath, " > "), s.ID, body)
+		left -= len(body)
+		if cut || left <= 0 {
+			if rest := len(resp.Sections) - i - 1; rest > 0 || cut {
+				fmt.Fprintf(&b, "\n(cut at %d KB: read the sections one by one by id)\n", readDocsBytes>>10)
+			}
+			break
+		}
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{text(b.String())}}, resp, nil
+}
+
 func (t *mcpTools) searchDocs(ctx context.Context, req *mcp.CallToolRequest, in SearchDocsInput) (*mcp.CallToolResult, *SearchDocsOutput, error) {
 	sr := contract.SearchRequest{Query: in.Query, TopK: in.TopK, Repos: splitList([]string{in.Repo}), Content: true, Semantic: in.Semantic}
 	if sr.TopK == 0 {
@@ -581,6 +626,13 @@ func (o serviceOps) ready() error {
 		return fmt.Errorf("%w: index is still loading", ErrUnavailable)
 	}
 	return nil
+}
+
+func (o serviceOps) ReadDocs(ctx context.Context, r contract.DocsReadRequest) (*contract.DocsReadResponse, error) {
+	if err := o.ready(); err != nil {
+		return nil, err
+	}
+	return o.s.ReadDocs(ctx, r)
 }
 
 func (o serviceOps) SearchDocs(ctx context.Context, r contract.SearchRequest) (*contract.SearchResponse, error) {

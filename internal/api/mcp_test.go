@@ -183,6 +183,7 @@ func TestMCPToolsOverEveryBackend(t *testing.T) {
 			cs := connect(t, ops)
 			t.Run("list", func(t *testing.T) { testListTools(t, cs) })
 			t.Run("search_docs", func(t *testing.T) { testSearchDocs(t, cs) })
+			t.Run("read_docs", func(t *testing.T) { testReadDocs(t, cs) })
 			t.Run("search_tools", func(t *testing.T) { testSearchTools(t, cs) })
 			t.Run("kb", func(t *testing.T) { testKB(t, cs, kh, name) })
 			t.Run("quarantine", func(t *testing.T) { testQuarantine(t, cs, name) })
@@ -234,7 +235,7 @@ func testListTools(t *testing.T, cs *mcp.ClientSession) {
 		if tool.Annotations == nil {
 			t.Fatalf("%s: no annotations", tool.Name)
 		}
-		search := strings.HasPrefix(tool.Name, "search_") || tool.Name == "kb_search"
+		search := strings.HasPrefix(tool.Name, "search_") || tool.Name == "kb_search" || tool.Name == api.ToolReadDocs
 		if tool.Annotations.ReadOnlyHint != search {
 			t.Errorf("%s: readOnlyHint %v", tool.Name, tool.Annotations.ReadOnlyHint)
 		}
@@ -257,7 +258,8 @@ func testListTools(t *testing.T, cs *mcp.ClientSession) {
 		if err := json.Unmarshal(schema, &s); err != nil {
 			t.Fatal(err)
 		}
-		if s.Type != "object" || len(s.Required) == 0 || len(s.Properties) < 2 {
+		// read_docs names a section or a page: neither field is required.
+		if s.Type != "object" || (len(s.Required) == 0 && tool.Name != api.ToolReadDocs) || len(s.Properties) < 2 {
 			t.Errorf("%s: thin input schema %s", tool.Name, schema)
 		}
 		for p, ps := range s.Properties {
@@ -267,9 +269,31 @@ func testListTools(t *testing.T, cs *mcp.ClientSession) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"kb_save", "kb_search", "kb_update", "search_docs", "search_tools"}; !slices.Equal(names, want) {
+	if want := []string{"kb_save", "kb_search", "kb_update", "read_docs", "search_docs", "search_tools"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
+}
+
+// testReadDocs reads back the section a search found, then its page.
+func testReadDocs(t *testing.T, cs *mcp.ClientSession) {
+	found := structured[api.SearchDocsOutput](t, callTool(t, cs, api.ToolSearchDocs, map[string]any{"query": "fallback model chain", "top_k": 1}))
+	if len(found.Hits) != 1 {
+		t.Fatalf("search found %+v", found)
+	}
+	hit := found.Hits[0]
+	res := callTool(t, cs, api.ToolReadDocs, map[string]any{"id": hit.ChunkID})
+	read := structured[contract.DocsReadResponse](t, res)
+	if res.IsError || len(read.Sections) != 1 || read.Sections[0].ID != hit.ChunkID || read.Path != hit.Path {
+		t.Fatalf("read_docs of the hit: %v %+v", texts(t, res), read)
+	}
+	if txt := strings.Join(texts(t, res), "\n"); !strings.Contains(txt, "[id "+hit.ChunkID+"]") || !strings.Contains(txt, read.Sections[0].Text) {
+		t.Errorf("read_docs text lacks the section: %s", txt)
+	}
+	page := structured[contract.DocsReadResponse](t, callTool(t, cs, api.ToolReadDocs, map[string]any{"repo": hit.Repo, "path": hit.Path}))
+	if len(page.Sections) != page.PageSections || page.PageSections < 1 {
+		t.Errorf("read_docs of the page: %+v", page)
+	}
+	wantToolError(t, callTool(t, cs, api.ToolReadDocs, map[string]any{"id": "nosuchsection"}), "not found")
 }
 
 func testSearchDocs(t *testing.T, cs *mcp.ClientSession) {

@@ -35,6 +35,12 @@ func (r *Remote) SearchDocs(ctx context.Context, req contract.SearchRequest) (*c
 	return &resp, r.request(ctx, contract.SubjectSearchDocs, req, &resp)
 }
 
+// ReadDocs asks kh.docs.read.
+func (r *Remote) ReadDocs(ctx context.Context, req contract.DocsReadRequest) (*contract.DocsReadResponse, error) {
+	var resp contract.DocsReadResponse
+	return &resp, r.request(ctx, contract.SubjectReadDocs, req, &resp)
+}
+
 // SearchTools asks kh.search.tools.
 func (r *Remote) SearchTools(ctx context.Context, req contract.ToolSearchRequest) (*contract.ToolSearchResponse, error) {
 	var resp contract.ToolSearchResponse

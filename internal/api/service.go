@@ -198,6 +198,7 @@ func (s *Service) Run(ctx context.Context) error {
 	}{
 		{"search-docs", contract.SubjectSearchDocs, jsonEndpoint(ctx, s.SearchDocs), schemas[contract.SearchRequest, contract.SearchResponse]()},
 		{"stats", contract.SubjectStats, s.handleStats, schemas[struct{}, contract.StatsResponse]()},
+		{"read-docs", contract.SubjectReadDocs, jsonEndpoint(ctx, s.ReadDocs), schemas[contract.DocsReadRequest, contract.DocsReadResponse]()},
 		{"search-tools", contract.SubjectSearchTools, jsonEndpoint(ctx, s.SearchTools), schemas[contract.ToolSearchRequest, contract.ToolSearchResponse]()},
 		{"tools-upsert", contract.SubjectToolsUpsert, jsonEndpoint(ctx, s.UpsertTools), schemas[contract.ToolsUpsertRequest, contract.ToolsWriteResponse]()},
 		{"tools-remove", contract.SubjectToolsRemove, jsonEndpoint(ctx, s.RemoveTools), schemas[contract.ToolsRemoveRequest, contract.ToolsWriteResponse]()},
@@ -258,6 +259,16 @@ func jsonEndpoint[Req, Resp any](ctx context.Context, fn func(context.Context, R
 }
 
 // SearchDocs honours MinSeq, then searches.
+// ReadDocs reads a section, its neighbours or its page back from the
+// index; one the index does not hold (a removed file) is ErrNotFound.
+func (s *Service) ReadDocs(_ context.Context, r contract.DocsReadRequest) (*contract.DocsReadResponse, error) {
+	resp, err := s.engine.ReadDocs(r)
+	if errors.Is(err, engine.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %v", ErrNotFound, strings.TrimPrefix(err.Error(), engine.ErrNotFound.Error()+": "))
+	}
+	return resp, err
+}
+
 func (s *Service) SearchDocs(ctx context.Context, sr contract.SearchRequest) (*contract.SearchResponse, error) {
 	if sr.MinSeq > 0 && !s.waitApplied(ctx, contract.CollectionDocs, sr.MinSeq) {
 		return nil, fmt.Errorf("%w: index has not reached sequence %d within %s", ErrUnavailable, sr.MinSeq, s.cfg.MinSeqWait)

@@ -31,6 +31,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
 		"up":      cmdUp,
 		"search":  cmdSearch,
+		"read":    cmdRead,
 		"stats":   cmdStats,
 		"reindex": cmdReindex,
 		"repos":   cmdRepos,
@@ -87,6 +88,7 @@ func usage(w io.Writer) {
 Usage:
   knowhub up [DIR ...] [--config knowhub.json]   run NATS, every worker and the HTTP API
   knowhub search "QUERY" [--top-k N] [--repo R] [--json]
+  knowhub read ID [--context neighbours|page]     read a section a search found, its neighbours or its page
   knowhub stats [--json]                          files, sections, repositories, pipeline position
   knowhub reindex [--rescan] [--wait D] [--json]  rebuild the index from the files read (--rescan: read them again)
   knowhub repos [list] | remove NAME               repositories in the index; remove one

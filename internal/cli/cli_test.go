@@ -84,6 +84,21 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	}
 	expect("guide.md  § Guide > Fallbacks", "search", "fallback", "model", "chain")
 	expect(`"chunk_id"`, "search", "--json", "--top-k", "1", "fallback")
+	// A hit's id reads its section back, and the page reads in order.
+	idOut, _ := runStdout(t, url, "search", "--json", "--top-k", "1", "fallback")
+	var found struct {
+		Hits []struct {
+			ChunkID string `json:"chunk_id"`
+		} `json:"hits"`
+	}
+	if err := json.Unmarshal([]byte(idOut), &found); err != nil || len(found.Hits) != 1 {
+		t.Fatalf("search --json: %v %s", err, idOut)
+	}
+	expect("§ Guide > Fallbacks  ["+found.Hits[0].ChunkID+"]\nConfigure a fallback model chain.", "read", found.Hits[0].ChunkID)
+	expect("docs  guide.md  (1 section on the page)", "read", "--repo", "docs", "--path", "guide.md")
+	if out, code := run(t, url, "read", "nosuchsection"); code != 1 || !strings.Contains(out, "not found") {
+		t.Errorf("read of an unknown section: exit %d %q", code, out)
+	}
 	expect("files     1", "stats")
 	expect("guide.md", "search", "--repo", "docs", "fallback")
 	if out, code := run(t, url, "search", "--repo", "nosuch", "fallback"); code != 1 || !strings.Contains(out, `no repository "nosuch"`) {
@@ -141,6 +156,7 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	for _, args := range [][]string{
 		{"search", "--json", "fallback"},
 		{"stats", "--json"},
+		{"read", "--json", "--repo", "docs", "--path", "guide.md"},
 		{"repos", "--json"},
 		{"reindex", "--json", "--wait", "10s"},
 		{"reindex", "--rescan", "--json", "--wait", "10s"},

@@ -129,3 +129,47 @@ type StatsResponse struct {
 type ErrorResponse struct {
 	Error string `json:"error"`
 }
+
+// Read contexts: what a docs read returns around the section it names.
+const (
+	ReadSection    = "section"    // the section alone
+	ReadNeighbours = "neighbours" // the section with the one before and the one after
+	ReadPage       = "page"       // every section of its page, in order
+)
+
+// DocsReadRequest is the body of kh.docs.read: a section by its id (a
+// hit's chunk_id), or a page by repository and path, with the context to
+// return around it.
+type DocsReadRequest struct {
+	ID   string `json:"id,omitempty"`
+	Repo string `json:"repo,omitempty"`
+	Path string `json:"path,omitempty"`
+	// Context is ReadSection (the default with an id), ReadNeighbours or
+	// ReadPage (the default without one).
+	Context string `json:"context,omitempty"`
+}
+
+// DocsSection is one section of a page as it is indexed.
+type DocsSection struct {
+	ID          string   `json:"id"`
+	Ord         int      `json:"ord"`
+	HeadingPath []string `json:"heading_path,omitempty"`
+	Text        string   `json:"text"`
+}
+
+// DocsReadResponse is the reply of kh.docs.read: the sections asked for,
+// in page order, and where they stand in their page.
+type DocsReadResponse struct {
+	Repo     string `json:"repo"`
+	Path     string `json:"path"`
+	Title    string `json:"title,omitempty"`
+	RepoType string `json:"repo_type"`
+	Priority int    `json:"priority"`
+	Seq      uint64 `json:"seq"`
+	// Sections are the ones asked for, ordered as on the page; Target is
+	// the index among them of the section the id named (-1 for a page).
+	Sections []DocsSection `json:"sections"`
+	Target   int           `json:"target"`
+	// PageSections is how many sections the page has.
+	PageSections int `json:"page_sections"`
+}

@@ -53,6 +53,7 @@ const (
 	ServiceName       = "knowhub"
 	ServiceQueueGroup = "knowhub"
 	SubjectSearchDocs = "kh.search.docs"
+	SubjectReadDocs   = "kh.docs.read"
 	SubjectStats      = "kh.stats"
 )
 

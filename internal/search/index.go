@@ -556,6 +556,14 @@ func (ix *Index) EachSource(fn func(s *Source, chunks int)) {
 	}
 }
 
+// Entries returns the live entries of the source key in the order they
+// were put (a docs page's sections in page order), or nil.
+func (ix *Index) Entries(key string) []*Entry {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return slices.Clone(ix.sources[key])
+}
+
 // EachEntry calls fn for every live entry under the read lock until fn
 // returns false.
 func (ix *Index) EachEntry(fn func(*Entry) bool) {

@@ -1,0 +1,56 @@
+package engine
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/knowhub/knowhub/internal/contract"
+)
+
+// A section read back by a hit's id is the section that was found; its
+// neighbours and its page come in page order; a removed page is not found.
+func TestReadDocs(t *testing.T) {
+	page := "# Gateway\n\nRun the gateway on a host.\n\n## Install\n\nInstall it with the script.\n\n## Configure\n\nSet the port in gateway.json.\n\n## Upgrade\n\nUpgrade with the same script.\n"
+	e := engineWithChunked(t, map[string]string{"gateway.md": page, "other.md": "# Other\n\nNothing about it.\n"})
+	r, err := e.SearchDocs(contract.SearchRequest{Query: "port gateway.json", TopK: 1})
+	if err != nil || len(r.Hits) != 1 {
+		t.Fatalf("search: %v %+v", err, r)
+	}
+	hit := r.Hits[0]
+	heading := func(s contract.DocsSection) string { return s.HeadingPath[len(s.HeadingPath)-1] }
+	got, err := e.ReadDocs(contract.DocsReadRequest{ID: hit.ChunkID})
+	if err != nil || len(got.Sections) != 1 || got.Sections[0].ID != hit.ChunkID || heading(got.Sections[0]) != "Configure" || got.Target != 0 {
+		t.Fatalf("read the hit's section: %v %+v", err, got)
+	}
+	if got.Repo != hit.Repo || got.Path != hit.Path || got.PageSections != 4 {
+		t.Errorf("section's page: %+v", got)
+	}
+	near, err := e.ReadDocs(contract.DocsReadRequest{ID: hit.ChunkID, Context: contract.ReadNeighbours})
+	if err != nil || len(near.Sections) != 3 || heading(near.Sections[0]) != "Install" || heading(near.Sections[2]) != "Upgrade" || near.Target != 1 {
+		t.Errorf("neighbours: %v %+v", err, near)
+	}
+	whole, err := e.ReadDocs(contract.DocsReadRequest{Repo: hit.Repo, Path: hit.Path})
+	var headings []string
+	for _, s := range whole.Sections {
+		headings = append(headings, heading(s))
+	}
+	if err != nil || !slices.Equal(headings, []string{"Gateway", "Install", "Configure", "Upgrade"}) || whole.Target != -1 {
+		t.Errorf("page: %v %v", err, headings)
+	}
+	if p, err := e.ReadDocs(contract.DocsReadRequest{ID: hit.ChunkID, Context: contract.ReadPage}); err != nil || len(p.Sections) != 4 || p.Target != 2 {
+		t.Errorf("page of a section: %v %+v", err, p)
+	}
+	// A removed file reads back as not found.
+	e.Apply(contract.DocKey(hit.Repo, hit.Path), nil, 100)
+	for _, req := range []contract.DocsReadRequest{{ID: hit.ChunkID}, {Repo: hit.Repo, Path: hit.Path}} {
+		if _, err := e.ReadDocs(req); !errors.Is(err, ErrNotFound) {
+			t.Errorf("read %+v of a removed file: %v, want not found", req, err)
+		}
+	}
+	for _, req := range []contract.DocsReadRequest{{}, {ID: "x", Context: "chapter"}, {Repo: "r", Path: "other.md", Context: contract.ReadNeighbours}} {
+		if _, err := e.ReadDocs(req); !errors.Is(err, ErrBadRequest) {
+			t.Errorf("read %+v: %v, want a bad request", req, err)
+		}
+	}
+}
