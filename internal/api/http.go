@@ -196,6 +196,10 @@ func (s *Service) httpSearchDocs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Group = q.Get("group")
+	if req.MaxTokens, err = intParam(q.Get("max_tokens"), "max_tokens"); err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
 	for _, r := range q["repo"] {
 		for _, name := range strings.Split(r, ",") {
 			if name = strings.TrimSpace(name); name != "" {

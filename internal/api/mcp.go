@@ -76,6 +76,8 @@ func NewMCPServer(ops Ops, log *slog.Logger) *mcp.Server {
 		Annotations: readOnly("Search documentation"),
 		InputSchema: inputSchema[SearchDocsInput](func(s *jsonschema.Schema) {
 			bound(s, "top_k", 1, mcpMaxTopK, mcpDefaultTopK)
+			s.Properties["max_tokens"].Minimum = ptr(float64(50))
+			enum(s, "group", contract.GroupSections, contract.GroupPages)
 		}),
 	}, t.searchDocs)
 	mcp.AddTool(srv, &mcp.Tool{
@@ -230,7 +232,9 @@ type SearchDocsInput struct {
 	TopK  int    `json:"top_k,omitempty" jsonschema:"how many sections to return"`
 	Repo  string `json:"repo,omitempty" jsonschema:"only sections of this repository (comma-separate several)"`
 	// Semantic false matches words only.
-	Semantic *bool `json:"semantic,omitempty" jsonschema:"false matches words only, without the built-in word vectors"`
+	Semantic  *bool  `json:"semantic,omitempty" jsonschema:"false matches words only, without the built-in word vectors"`
+	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"a budget of tokens for the reply: the best sections whole while they fit, then the sections around them on their pages"`
+	Group     string `json:"group,omitempty" jsonschema:"pages to get each page once, at its best section"`
 }
 
 // SearchDocsOutput is the structured result of search_docs: where each
@@ -239,6 +243,8 @@ type SearchDocsOutput struct {
 	Hits     []DocRef `json:"hits"`
 	Shadowed int      `json:"shadowed,omitempty"`
 	Total    int      `json:"total"`
+	// Tokens is what a budgeted reply holds (max_tokens).
+	Tokens int `json:"tokens,omitempty"`
 	contract.Completeness
 }
 
@@ -412,7 +418,8 @@ func (t *mcpTools) readDocs(ctx context.Context, req *mcp.CallToolRequest, in Re
 }
 
 func (t *mcpTools) searchDocs(ctx context.Context, req *mcp.CallToolRequest, in SearchDocsInput) (*mcp.CallToolResult, *SearchDocsOutput, error) {
-	sr := contract.SearchRequest{Query: in.Query, TopK: in.TopK, Repos: splitList([]string{in.Repo}), Content: true, Semantic: in.Semantic}
+	sr := contract.SearchRequest{Query: in.Query, TopK: in.TopK, Repos: splitList([]string{in.Repo}), Content: true, Semantic: in.Semantic,
+		MaxTokens: in.MaxTokens, Group: in.Group}
 	if sr.TopK == 0 {
 		sr.TopK = mcpDefaultTopK
 	}
@@ -439,10 +446,15 @@ func (t *mcpTools) searchDocs(ctx context.Context, req *mcp.CallToolRequest, in 
 		if body == "" {
 			body = h.Snippet
 		}
-		if c, cut := engine.CutText(body, mcpTextBytes); cut {
-			body = c
+		if c, cut := engine.CutText(body, mcpTextBytes); cut && sr.MaxTokens == 0 {
+			body = c // a budgeted reply holds the sections the budget chose, whole
 		}
 		b.WriteString(body)
+		for _, c := range resp.Context {
+			if c.Of == h.ChunkID {
+				fmt.Fprintf(&b, "\n\n(context on the same page) § %s\n%s", strings.Join(c.HeadingPath, " > "), c.Text)
+			}
+		}
 		winner := h.Repo + ":" + h.Path + "#" + h.ChunkID
 		for _, s := range resp.Shadowed {
 			if s.ShadowedBy == winner {
@@ -453,6 +465,10 @@ func (t *mcpTools) searchDocs(ctx context.Context, req *mcp.CallToolRequest, in 
 	}
 	if resp.Total > len(resp.Hits) {
 		res.Content = append(res.Content, text(fmt.Sprintf("%d of %d matching sections shown.", len(resp.Hits), resp.Total)))
+	}
+	if sr.MaxTokens > 0 {
+		res.Content = append(res.Content, text(fmt.Sprintf("About %d of the %d tokens allowed.", resp.Tokens, sr.MaxTokens)))
+		out.Tokens = resp.Tokens
 	}
 	return res, out, nil
 }

@@ -184,6 +184,15 @@ func TestMCPToolsOverEveryBackend(t *testing.T) {
 			t.Run("list", func(t *testing.T) { testListTools(t, cs) })
 			t.Run("search_docs", func(t *testing.T) { testSearchDocs(t, cs) })
 			t.Run("read_docs", func(t *testing.T) { testReadDocs(t, cs) })
+			t.Run("budget", func(t *testing.T) {
+				for _, budget := range []int{60, 1000} {
+					res := callTool(t, cs, api.ToolSearchDocs, map[string]any{"query": "fallback model chain", "max_tokens": budget, "group": "pages"})
+					out := structured[api.SearchDocsOutput](t, res)
+					if res.IsError || out.Tokens <= 0 || out.Tokens > budget || !strings.Contains(strings.Join(texts(t, res), "\n"), "tokens allowed") {
+						t.Errorf("search_docs within %d tokens: %d tokens, %v", budget, out.Tokens, texts(t, res))
+					}
+				}
+			})
 			t.Run("search_tools", func(t *testing.T) { testSearchTools(t, cs) })
 			t.Run("kb", func(t *testing.T) { testKB(t, cs, kh, name) })
 			t.Run("quarantine", func(t *testing.T) { testQuarantine(t, cs, name) })

@@ -99,6 +99,7 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 	if out, code := run(t, url, "read", "nosuchsection"); code != 1 || !strings.Contains(out, "not found") {
 		t.Errorf("read of an unknown section: exit %d %q", code, out)
 	}
+	expect("Configure a fallback model chain.\n\nabout ", "search", "--max-tokens", "200", "fallback", "model", "chain")
 	expect("files     1", "stats")
 	expect("guide.md", "search", "--repo", "docs", "fallback")
 	if out, code := run(t, url, "search", "--repo", "nosuch", "fallback"); code != 1 || !strings.Contains(out, `no repository "nosuch"`) {

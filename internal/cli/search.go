@@ -54,12 +54,13 @@ func request(nc *nats.Conn, subject string, req, resp any, timeout time.Duration
 }
 
 func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newCommon("search", `search "QUERY" [--top-k N] [--repo R] [--json]`, stdout, stderr)
+	c := newCommon("search", `search "QUERY" [--top-k N] [--repo R] [--max-tokens N] [--json]`, stdout, stderr)
 	topK := c.fs.Int("top-k", 0, "number of sections (default 10)")
 	var repos stringList
 	c.fs.Var(&repos, "repo", "only this `repository` (repeatable, or comma-separated)")
 	asJSON := c.fs.Bool("json", false, "print the raw JSON reply")
 	timeout := c.fs.Duration("timeout", 5*time.Second, "request timeout")
+	maxTokens := c.fs.Int("max-tokens", 0, "a budget of tokens: the best sections whole while they fit, then the sections around them (their text is printed)")
 	words, err := c.parse(args)
 	if err != nil {
 		return err
@@ -76,7 +77,7 @@ func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer nc.Close()
-	req := contract.SearchRequest{Query: strings.Join(words, " "), TopK: *topK, Repos: repos}
+	req := contract.SearchRequest{Query: strings.Join(words, " "), TopK: *topK, Repos: repos, MaxTokens: *maxTokens, Content: *maxTokens > 0}
 	var resp contract.SearchResponse
 	if err := request(nc, contract.SubjectSearchDocs, req, &resp, *timeout); err != nil {
 		return err
@@ -128,6 +129,9 @@ func printHits(w io.Writer, resp *contract.SearchResponse, ansi bool) {
 		fmt.Fprintf(w, "shadowed: %s  %s  by %s: %s\n", s.Repo, s.Path, strings.Replace(by, ":", "  ", 1), s.Reason)
 	}
 	fmt.Fprintf(w, "%d of %d matching sections in %dµs\n", len(resp.Hits), resp.Total, resp.TookMicros)
+	if resp.Tokens > 0 {
+		printBudgeted(w, resp)
+	}
 }
 
 // printIndexing prints the line that warns of results from a partial
@@ -195,4 +199,18 @@ func cmdStats(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintln(stdout, "problem   "+st.Problem)
 	}
 	return nil
+}
+
+// printBudgeted prints the section texts a budgeted search chose: each
+// hit's whole section, then the sections around it.
+func printBudgeted(w io.Writer, resp *contract.SearchResponse) {
+	for i, h := range resp.Hits {
+		fmt.Fprintf(w, "\n[%d] %s  %s  § %s\n%s\n", i+1, h.Repo, h.Path, strings.Join(h.HeadingPath, " > "), h.Content)
+		for _, c := range resp.Context {
+			if c.Of == h.ChunkID {
+				fmt.Fprintf(w, "\n    (same page) § %s\n%s\n", strings.Join(c.HeadingPath, " > "), c.Text)
+			}
+		}
+	}
+	fmt.Fprintf(w, "\nabout %d tokens\n", resp.Tokens)
 }

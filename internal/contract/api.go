@@ -26,6 +26,12 @@ type SearchRequest struct {
 	// Semantic, when false, switches semantic matching off for this
 	// request; unset leaves the service's setting.
 	Semantic *bool `json:"semantic,omitempty"`
+	// MaxTokens, when set, is a budget of (estimated) tokens: the reply
+	// holds the best sections whole while they fit, then the sections
+	// around them on their pages (Context), and says what it holds
+	// (Tokens). A section is cut only when the best one alone is over the
+	// budget, and then at a paragraph, never in a code block.
+	MaxTokens int `json:"max_tokens,omitempty"`
 }
 
 // The values of SearchRequest.Group.
@@ -61,6 +67,18 @@ type SearchHit struct {
 	RepoType   string `json:"repo_type"`
 }
 
+// ContextSection is a section a budgeted search adds for the context of a
+// hit: its page's section before or after it.
+type ContextSection struct {
+	Repo        string   `json:"repo"`
+	Path        string   `json:"path"`
+	HeadingPath []string `json:"heading_path,omitempty"`
+	ChunkID     string   `json:"chunk_id"`
+	// Of is the chunk_id of the hit it surrounds.
+	Of   string `json:"of"`
+	Text string `json:"text"`
+}
+
 // ShadowedHit is a hit that lost conflict resolution to another repository's
 // section with the same normalised path.
 type ShadowedHit struct {
@@ -77,6 +95,11 @@ type SearchResponse struct {
 	// Total counts the matching sections that passed the filters.
 	Total      int   `json:"total"`
 	TookMicros int64 `json:"took_us"`
+	// Context and Tokens answer a budgeted search (MaxTokens): the
+	// sections added around the hits, and the estimated tokens of every
+	// section text the reply holds.
+	Context []ContextSection `json:"context,omitempty"`
+	Tokens  int              `json:"tokens,omitempty"`
 	Completeness
 }
 

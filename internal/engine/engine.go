@@ -35,6 +35,11 @@ type Limits struct {
 	DefaultTopK  int // when a request names none
 	MaxTopK      int // the most a request may ask for
 	MaxToolLimit int // the most tools a request may ask for (default 50)
+	// Tokens estimates the tokens a text costs a model, for budgeted
+	// searches (SearchRequest.MaxTokens); the query replica passes the
+	// estimate the chunker sizes sections by. Nil counts four bytes a
+	// token.
+	Tokens func(string) int
 }
 
 // ErrBadRequest marks errors caused by the request itself.
@@ -412,6 +417,9 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	}
 	if len(kept) > topK {
 		kept = kept[:topK]
+	}
+	if req.MaxTokens > 0 {
+		return e.budgeted(req, q, kept, shadowed, total, ps, termSet, start), nil
 	}
 	resp := &contract.SearchResponse{Query: q, Hits: make([]contract.SearchHit, 0, len(kept)), Total: total}
 	shown := make(map[*search.Entry]bool, len(kept))

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knowhub/knowhub/internal/analysis"
+	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/engine"
 )
@@ -39,7 +40,7 @@ type Config struct {
 
 // Limits are the engine limits of c.
 func (c Config) Limits() engine.Limits {
-	return engine.Limits{DefaultTopK: c.DefaultTopK, MaxTopK: c.MaxTopK}
+	return engine.Limits{DefaultTopK: c.DefaultTopK, MaxTopK: c.MaxTopK, Tokens: chunker.EstimateTokens}
 }
 
 // Validate reports every problem of c, each as "key: problem".
