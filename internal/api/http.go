@@ -33,6 +33,11 @@ func (s *Service) routes() *http.ServeMux {
 	s.webRoutes(mux)
 	mux.HandleFunc("GET /api/docs/search", s.httpSearchDocs)
 	mux.HandleFunc("GET /api/docs/read", s.httpReadDocs)
+	mux.HandleFunc("GET /api/docs/repos", func(w http.ResponseWriter, r *http.Request) {
+		resp, _ := s.ListRepos(r.Context(), struct{}{})
+		writeJSON(w, http.StatusOK, resp)
+	})
+	mux.HandleFunc("GET /api/docs/pages", s.httpListPages)
 	mux.HandleFunc("GET /api/tools/search", s.httpSearchTools)
 	mux.HandleFunc("POST /api/tools", s.httpUpsertTools)
 	mux.HandleFunc("DELETE /api/tools/{name}", s.httpRemoveTool)
@@ -277,6 +282,26 @@ func writeError(w http.ResponseWriter, status int, err error) {
 func (s *Service) httpReadDocs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	resp, err := s.ReadDocs(r.Context(), contract.DocsReadRequest{ID: q.Get("id"), Repo: q.Get("repo"), Path: q.Get("path"), Context: q.Get("context")})
+	if err != nil {
+		writeError(w, StatusOf(err), err)
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// httpListPages lists a repository's pages: repo, offset and limit.
+func (s *Service) httpListPages(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	req := contract.DocsPagesRequest{Repo: q.Get("repo")}
+	var err error
+	if req.Offset, err = intParam(q.Get("offset"), "offset"); err == nil {
+		req.Limit, err = intParam(q.Get("limit"), "limit")
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	resp, err := s.ListPages(r.Context(), req)
 	if err != nil {
 		writeError(w, StatusOf(err), err)
 		return

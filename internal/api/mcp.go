@@ -29,6 +29,8 @@ import (
 type Ops interface {
 	SearchDocs(context.Context, contract.SearchRequest) (*contract.SearchResponse, error)
 	ReadDocs(context.Context, contract.DocsReadRequest) (*contract.DocsReadResponse, error)
+	ListRepos(context.Context, struct{}) (*contract.DocsReposResponse, error)
+	ListPages(context.Context, contract.DocsPagesRequest) (*contract.DocsPagesResponse, error)
 	SearchTools(context.Context, contract.ToolSearchRequest) (*contract.ToolSearchResponse, error)
 	SearchKB(context.Context, kb.SearchRequest) (*kb.SearchResponse, error)
 	// SaveKB stores the entry under the scopes saveScopes gives the
@@ -42,6 +44,7 @@ type Ops interface {
 const (
 	ToolSearchDocs  = "search_docs"
 	ToolReadDocs    = "read_docs"
+	ToolListDocs    = "list_docs"
 	ToolSearchTools = "search_tools"
 	ToolKBSearch    = "kb_search"
 	ToolKBSave      = "kb_save"
@@ -90,6 +93,16 @@ func NewMCPServer(ops Ops, log *slog.Logger) *mcp.Server {
 			enum(s, "context", contract.ReadSection, contract.ReadNeighbours, contract.ReadPage)
 		}),
 	}, t.readDocs)
+	mcp.AddTool(srv, &mcp.Tool{
+		Name: ToolListDocs,
+		Description: "List what documentation knowhub holds: without repo, every repository with its type, priority, " +
+			"files and sections; with repo, its pages by path (offset and limit page through them). " +
+			"Use it to learn which repositories to search or to browse a repository's pages before reading one.",
+		Annotations: readOnly("List documentation"),
+		InputSchema: inputSchema[ListDocsInput](func(s *jsonschema.Schema) {
+			bound(s, "limit", 1, 1000, 100)
+		}),
+	}, t.listDocs)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name: ToolSearchTools,
 		Description: "Find the callable tools that fit a task, among every tool in knowhub's catalog (BM25 over name, " +
@@ -384,6 +397,47 @@ func indexingNote(c contract.Completeness) []mcp.Content {
 	return []mcp.Content{text(contract.IndexingNote)}
 }
 
+// ListDocsInput is the input of list_docs.
+type ListDocsInput struct {
+	Repo   string `json:"repo,omitempty" jsonschema:"a repository whose pages to list; without it, the repositories"`
+	Offset int    `json:"offset,omitempty" jsonschema:"with repo: the first page to list, from 0"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"with repo: how many pages to list"`
+}
+
+// ListDocsOutput is the structured result of list_docs: the repositories,
+// or one repository's pages.
+type ListDocsOutput struct {
+	Repos []contract.DocsRepo `json:"repos,omitempty"`
+	Pages []contract.DocsPage `json:"pages,omitempty"`
+	Total int                 `json:"total"`
+}
+
+func (t *mcpTools) listDocs(ctx context.Context, req *mcp.CallToolRequest, in ListDocsInput) (*mcp.CallToolResult, *ListDocsOutput, error) {
+	var b strings.Builder
+	if in.Repo == "" {
+		resp, err := call(t, ctx, req, t.ops.ListRepos, struct{}{})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range resp.Repos {
+			fmt.Fprintf(&b, "%s (%s, priority %d): %d files, %d sections\n", r.Repo, r.Type, r.Priority, r.Files, r.Sections)
+		}
+		if len(resp.Repos) == 0 {
+			b.WriteString("No documentation is indexed.")
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{text(b.String())}}, &ListDocsOutput{Repos: resp.Repos, Total: len(resp.Repos)}, nil
+	}
+	resp, err := call(t, ctx, req, t.ops.ListPages, contract.DocsPagesRequest{Repo: in.Repo, Offset: in.Offset, Limit: in.Limit})
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(&b, "%s: pages %d to %d of %d\n", resp.Repo, in.Offset+1, in.Offset+len(resp.Pages), resp.Total)
+	for _, p := range resp.Pages {
+		fmt.Fprintf(&b, "%s  %s (%d sections)\n", p.Path, p.Title, p.Sections)
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{text(b.String())}}, &ListDocsOutput{Pages: resp.Pages, Total: resp.Total}, nil
+}
+
 // ReadDocsInput is the input of read_docs.
 type ReadDocsInput struct {
 	ID      string `json:"id,omitempty" jsonschema:"the section to read: a hit's chunk_id"`
@@ -642,6 +696,20 @@ func (o serviceOps) ready() error {
 		return fmt.Errorf("%w: index is still loading", ErrUnavailable)
 	}
 	return nil
+}
+
+func (o serviceOps) ListRepos(ctx context.Context, r struct{}) (*contract.DocsReposResponse, error) {
+	if err := o.ready(); err != nil {
+		return nil, err
+	}
+	return o.s.ListRepos(ctx, r)
+}
+
+func (o serviceOps) ListPages(ctx context.Context, r contract.DocsPagesRequest) (*contract.DocsPagesResponse, error) {
+	if err := o.ready(); err != nil {
+		return nil, err
+	}
+	return o.s.ListPages(ctx, r)
 }
 
 func (o serviceOps) ReadDocs(ctx context.Context, r contract.DocsReadRequest) (*contract.DocsReadResponse, error) {

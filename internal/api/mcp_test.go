@@ -184,6 +184,17 @@ func TestMCPToolsOverEveryBackend(t *testing.T) {
 			t.Run("list", func(t *testing.T) { testListTools(t, cs) })
 			t.Run("search_docs", func(t *testing.T) { testSearchDocs(t, cs) })
 			t.Run("read_docs", func(t *testing.T) { testReadDocs(t, cs) })
+			t.Run("list_docs", func(t *testing.T) {
+				repos := structured[api.ListDocsOutput](t, callTool(t, cs, api.ToolListDocs, map[string]any{}))
+				if len(repos.Repos) == 0 || repos.Repos[0].Files == 0 {
+					t.Fatalf("list_docs: %+v", repos)
+				}
+				pages := structured[api.ListDocsOutput](t, callTool(t, cs, api.ToolListDocs, map[string]any{"repo": repos.Repos[0].Repo, "limit": 1}))
+				if len(pages.Pages) != 1 || pages.Total != repos.Repos[0].Files {
+					t.Errorf("list_docs of %s: %+v", repos.Repos[0].Repo, pages)
+				}
+				wantToolError(t, callTool(t, cs, api.ToolListDocs, map[string]any{"repo": "nosuch"}), "no repository")
+			})
 			t.Run("budget", func(t *testing.T) {
 				for _, budget := range []int{60, 1000} {
 					res := callTool(t, cs, api.ToolSearchDocs, map[string]any{"query": "fallback model chain", "max_tokens": budget, "group": "pages"})
@@ -244,7 +255,7 @@ func testListTools(t *testing.T, cs *mcp.ClientSession) {
 		if tool.Annotations == nil {
 			t.Fatalf("%s: no annotations", tool.Name)
 		}
-		search := strings.HasPrefix(tool.Name, "search_") || tool.Name == "kb_search" || tool.Name == api.ToolReadDocs
+		search := strings.HasPrefix(tool.Name, "search_") || tool.Name == "kb_search" || tool.Name == api.ToolReadDocs || tool.Name == api.ToolListDocs
 		if tool.Annotations.ReadOnlyHint != search {
 			t.Errorf("%s: readOnlyHint %v", tool.Name, tool.Annotations.ReadOnlyHint)
 		}
@@ -268,7 +279,7 @@ func testListTools(t *testing.T, cs *mcp.ClientSession) {
 			t.Fatal(err)
 		}
 		// read_docs names a section or a page: neither field is required.
-		if s.Type != "object" || (len(s.Required) == 0 && tool.Name != api.ToolReadDocs) || len(s.Properties) < 2 {
+		if s.Type != "object" || (len(s.Required) == 0 && tool.Name != api.ToolReadDocs && tool.Name != api.ToolListDocs) || len(s.Properties) < 2 {
 			t.Errorf("%s: thin input schema %s", tool.Name, schema)
 		}
 		for p, ps := range s.Properties {
@@ -278,7 +289,7 @@ func testListTools(t *testing.T, cs *mcp.ClientSession) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"kb_save", "kb_search", "kb_update", "read_docs", "search_docs", "search_tools"}; !slices.Equal(names, want) {
+	if want := []string{"kb_save", "kb_search", "kb_update", "list_docs", "read_docs", "search_docs", "search_tools"}; !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
 }

@@ -35,6 +35,18 @@ func (r *Remote) SearchDocs(ctx context.Context, req contract.SearchRequest) (*c
 	return &resp, r.request(ctx, contract.SubjectSearchDocs, req, &resp)
 }
 
+// ListRepos asks kh.docs.repos.
+func (r *Remote) ListRepos(ctx context.Context, _ struct{}) (*contract.DocsReposResponse, error) {
+	var resp contract.DocsReposResponse
+	return &resp, r.request(ctx, contract.SubjectDocsRepos, struct{}{}, &resp)
+}
+
+// ListPages asks kh.docs.pages.
+func (r *Remote) ListPages(ctx context.Context, req contract.DocsPagesRequest) (*contract.DocsPagesResponse, error) {
+	var resp contract.DocsPagesResponse
+	return &resp, r.request(ctx, contract.SubjectDocsPages, req, &resp)
+}
+
 // ReadDocs asks kh.docs.read.
 func (r *Remote) ReadDocs(ctx context.Context, req contract.DocsReadRequest) (*contract.DocsReadResponse, error) {
 	var resp contract.DocsReadResponse

@@ -199,6 +199,8 @@ func (s *Service) Run(ctx context.Context) error {
 		{"search-docs", contract.SubjectSearchDocs, jsonEndpoint(ctx, s.SearchDocs), schemas[contract.SearchRequest, contract.SearchResponse]()},
 		{"stats", contract.SubjectStats, s.handleStats, schemas[struct{}, contract.StatsResponse]()},
 		{"read-docs", contract.SubjectReadDocs, jsonEndpoint(ctx, s.ReadDocs), schemas[contract.DocsReadRequest, contract.DocsReadResponse]()},
+		{"docs-repos", contract.SubjectDocsRepos, jsonEndpoint(ctx, s.ListRepos), schemas[struct{}, contract.DocsReposResponse]()},
+		{"docs-pages", contract.SubjectDocsPages, jsonEndpoint(ctx, s.ListPages), schemas[contract.DocsPagesRequest, contract.DocsPagesResponse]()},
 		{"search-tools", contract.SubjectSearchTools, jsonEndpoint(ctx, s.SearchTools), schemas[contract.ToolSearchRequest, contract.ToolSearchResponse]()},
 		{"tools-upsert", contract.SubjectToolsUpsert, jsonEndpoint(ctx, s.UpsertTools), schemas[contract.ToolsUpsertRequest, contract.ToolsWriteResponse]()},
 		{"tools-remove", contract.SubjectToolsRemove, jsonEndpoint(ctx, s.RemoveTools), schemas[contract.ToolsRemoveRequest, contract.ToolsWriteResponse]()},
@@ -263,6 +265,20 @@ func jsonEndpoint[Req, Resp any](ctx context.Context, fn func(context.Context, R
 // index; one the index does not hold (a removed file) is ErrNotFound.
 func (s *Service) ReadDocs(_ context.Context, r contract.DocsReadRequest) (*contract.DocsReadResponse, error) {
 	resp, err := s.engine.ReadDocs(r)
+	if errors.Is(err, engine.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %v", ErrNotFound, strings.TrimPrefix(err.Error(), engine.ErrNotFound.Error()+": "))
+	}
+	return resp, err
+}
+
+// ListRepos lists the repositories of the docs index.
+func (s *Service) ListRepos(context.Context, struct{}) (*contract.DocsReposResponse, error) {
+	return s.engine.ListRepos(), nil
+}
+
+// ListPages lists a repository's pages, a window at a time.
+func (s *Service) ListPages(_ context.Context, r contract.DocsPagesRequest) (*contract.DocsPagesResponse, error) {
+	resp, err := s.engine.ListPages(r)
 	if errors.Is(err, engine.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %v", ErrNotFound, strings.TrimPrefix(err.Error(), engine.ErrNotFound.Error()+": "))
 	}

@@ -77,7 +77,7 @@ func TestMCPBinaryOverStdio(t *testing.T) {
 		t.Fatalf("connect: %v", err)
 	}
 	tools, err := cs.ListTools(t.Context(), nil)
-	if err != nil || len(tools.Tools) != 6 {
+	if err != nil || len(tools.Tools) != 7 {
 		t.Fatalf("list tools: %v, %d tools", err, len(tools.Tools))
 	}
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "search_docs", Arguments: map[string]any{"query": "fallback model chain"}})

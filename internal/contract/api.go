@@ -196,3 +196,44 @@ type DocsReadResponse struct {
 	// PageSections is how many sections the page has.
 	PageSections int `json:"page_sections"`
 }
+
+// DocsRepo is one repository of the docs index, as kh.docs.repos lists it.
+type DocsRepo struct {
+	Repo     string `json:"repo"`
+	Type     string `json:"type"`
+	Priority int    `json:"priority"`
+	Files    int    `json:"files"`
+	Sections int    `json:"sections"`
+	// LastSeq is the KH_FILES sequence of its newest file version: it
+	// grows with every change the repository sees.
+	LastSeq uint64 `json:"last_seq"`
+}
+
+// DocsReposResponse is the reply of kh.docs.repos.
+type DocsReposResponse struct {
+	Repos []DocsRepo `json:"repos"`
+}
+
+// DocsPagesRequest is the body of kh.docs.pages: a repository's pages, by
+// path, Limit (default 100, at most 1000) from Offset.
+type DocsPagesRequest struct {
+	Repo   string `json:"repo"`
+	Offset int    `json:"offset,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+}
+
+// DocsPage is one page of a repository.
+type DocsPage struct {
+	Path     string `json:"path"`
+	Title    string `json:"title,omitempty"`
+	Sections int    `json:"sections"`
+	Seq      uint64 `json:"seq"`
+}
+
+// DocsPagesResponse is the reply of kh.docs.pages; Total counts the
+// repository's pages.
+type DocsPagesResponse struct {
+	Repo  string     `json:"repo"`
+	Pages []DocsPage `json:"pages"`
+	Total int        `json:"total"`
+}

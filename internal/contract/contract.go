@@ -54,6 +54,8 @@ const (
 	ServiceQueueGroup = "knowhub"
 	SubjectSearchDocs = "kh.search.docs"
 	SubjectReadDocs   = "kh.docs.read"
+	SubjectDocsRepos  = "kh.docs.repos"
+	SubjectDocsPages  = "kh.docs.pages"
 	SubjectStats      = "kh.stats"
 )
 

@@ -54,3 +54,27 @@ func TestReadDocs(t *testing.T) {
 		}
 	}
 }
+
+func TestListReposAndPages(t *testing.T) {
+	e := engineWithChunked(t, map[string]string{
+		"a.md": "# Alpha\n\nOne.\n\n## Two\n\nTwo.\n", "b.md": "# Beta\n\nB.\n", "c/d.md": "# Delta\n\nD.\n",
+	})
+	repos := e.ListRepos()
+	if len(repos.Repos) != 1 || repos.Repos[0].Repo != "r" || repos.Repos[0].Files != 3 || repos.Repos[0].Sections != 4 || repos.Repos[0].LastSeq != 3 {
+		t.Errorf("repos %+v", repos.Repos)
+	}
+	first, err := e.ListPages(contract.DocsPagesRequest{Repo: "r", Limit: 2})
+	if err != nil || first.Total != 3 || len(first.Pages) != 2 || first.Pages[0].Path != "a.md" || first.Pages[0].Title != "Alpha" || first.Pages[0].Sections != 2 {
+		t.Fatalf("first pages: %v %+v", err, first)
+	}
+	rest, err := e.ListPages(contract.DocsPagesRequest{Repo: "r", Offset: 2, Limit: 2})
+	if err != nil || len(rest.Pages) != 1 || rest.Pages[0].Path != "c/d.md" {
+		t.Errorf("next pages: %v %+v", err, rest)
+	}
+	if _, err := e.ListPages(contract.DocsPagesRequest{Repo: "nosuch"}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown repository: %v", err)
+	}
+	if _, err := e.ListPages(contract.DocsPagesRequest{Repo: "r", Limit: 5000}); !errors.Is(err, ErrBadRequest) {
+		t.Errorf("limit over the bound: %v", err)
+	}
+}

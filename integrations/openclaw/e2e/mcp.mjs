@@ -42,7 +42,7 @@ const natsURL = env("KNOWHUB_NATS_URL");
 const dataArgs = process.env.KNOWHUB_DATA_DIR ? ["--data", process.env.KNOWHUB_DATA_DIR] : [];
 const query = env("KNOWHUB_QUERY", "fallback model chain");
 const modelPort = Number(env("FAKE_MODEL_PORT", "0"));
-const tools = ["kb_save", "kb_search", "kb_update", "read_docs", "search_docs", "search_tools"].map((t) => `knowhub__${t}`);
+const tools = ["kb_save", "kb_search", "kb_update", "list_docs", "read_docs", "search_docs", "search_tools"].map((t) => `knowhub__${t}`);
 
 function run(cmd, args, opts = {}) {
   return new Promise((resolve, reject) => {
@@ -153,7 +153,7 @@ writeFileSync(join(home, "openclaw.json"), JSON.stringify(config, null, 2));
 const ocEnv = { ...process.env, OPENCLAW_HOME: home, OPENCLAW_CONFIG_PATH: join(home, "openclaw.json"), OPENCLAW_OFFLINE: "1" };
 
 try {
-  // 1. The probe lists exactly the six tools, without diagnostics.
+  // 1. The probe lists exactly the seven tools, without diagnostics.
   const probe = await run(openclaw, ["mcp", "probe", "--json"], { env: ocEnv });
   if (probe.code !== 0) fail(`openclaw mcp probe: exit ${probe.code}\n${probe.stderr}`);
   const p = lastJSON(probe.stdout, "openclaw mcp probe");
