@@ -16,6 +16,8 @@ import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { INTRO, REMINDER } from "../lib.js";
 
+const TOOL_NAMES = ["semantic_doc_search", "kb_search", "kb_save", "kb_update", "kh_tool_search"];
+
 const here = dirname(fileURLToPath(import.meta.url));
 const openclaw = process.env.OPENCLAW_BIN;
 const knowhub = process.env.KNOWHUB_BIN;
@@ -188,18 +190,34 @@ check("kb_search: finds the save", /intervalMs to 15000/.test(toolText(last, 2))
 check("kb_update: recorded", /Recorded: entry [0-9a-f]+ was helpful/.test(toolText(last, 3)), toolText(last, 3));
 check("kh_tool_search: a tool hit", /github__create_issue/.test(toolText(last, 4)), toolText(last, 4));
 check("reminder: the introduction reaches the model", requests.length > 0 && systemText(requests[0]).includes(INTRO), systemText(requests[0]).slice(0, 500));
-// reminderMode aggressive (every 2 model calls): the reminder is due after
-// calls 2, 4, 6 and reaches the model from the next call on, so call k has
-// seen floor((k-1)/2) of them; the system text is the same on every call.
+// reminderMode aggressive (every 2 model calls): model requests 2, 4, 6 of
+// a run carry the reminder, once, in the request itself (not in a tool
+// result, not kept in the session: the next request has none); the system
+// text is the same on every call.
 const cadence = (reqs, every) => {
   const seen = reqs.map((r) => JSON.stringify(r.messages ?? []).split(REMINDER).length - 1);
-  const want = reqs.map((_, i) => Math.floor(i / every));
+  const want = reqs.map((_, i) => ((i + 1) % every === 0 ? 1 : 0));
   const sys = reqs.map(systemText);
   return { ok: reqs.length > every && JSON.stringify(seen) === JSON.stringify(want) && sys.every((t) => t === sys[0] && t.split(INTRO).length === 2), info: `reminders seen per call ${JSON.stringify(seen)}, want ${JSON.stringify(want)}; system text sizes ${JSON.stringify(sys.map((t) => t.length))}` };
 };
 const c1 = cadence(requests, 2);
 check("reminder: aggressive, every 2 model calls, system text constant", c1.ok, c1.info);
 console.log(`     ${c1.info}`);
+
+// 1b. An agent that calls only a core tool is reminded all the same
+// (aggressive: requests 2 and 4 of 5).
+{
+  const names = (requests[0]?.tools ?? []).map((t) => t.function?.name ?? t.name);
+  const core = ["session_status", "agents_list", "ls"].find((n) => names.includes(n)) ?? "session_status";
+  requests.length = 0;
+  script = [1, 2, 3, 4].map(() => ({ tool: core, args: core === "ls" ? { path: "." } : {} }));
+  const r = await oc(["agent", "--local", "--agent", "main", "--session-id", "e2e-core", "--json", "-m", "What is the session status?"]);
+  const knowhubCalls = requests.flatMap((q) => thisTurn(q.messages).filter((m) => m.role === "assistant")).flatMap((m) => m.tool_calls ?? []).filter((c) => TOOL_NAMES.includes(c.function?.name));
+  const c = cadence(requests, 2);
+  check(`reminder: aggressive, an agent calling only the core tool ${core} gets it in requests 2 and 4`, r.code === 0 && requests.length === 5 && knowhubCalls.length === 0 && c.ok,
+    `${requests.length} model calls, ${knowhubCalls.length} knowhub tool calls; ${c.info}\n${r.stderr.slice(-800)}`);
+  console.log(`     ${c.info}`);
+}
 
 // 2. The transcript upload produced a knowledge entry search finds.
 const found = await until("extracted entry searchable", async () => {
@@ -263,7 +281,7 @@ if (!(ready instanceof Error)) {
   check("/docsearch via chat.send: no model call", requests.length === before, `${requests.length - before} model requests`);
 
   // reminderMode normal (every 3): a run of 5 model calls in the gateway
-  // session, counted apart from the earlier runs.
+  // session, counted apart from the earlier runs: request 3 carries it.
   requests.length = 0;
   script = [1, 2, 3, 4].map((i) => ({ tool: "semantic_doc_search", args: { query: `fallback model chain ${i}` } }));
   await call("chat.send", { sessionKey: "agent:main:main", message: "How does the fallback chain work?", idempotencyKey: `e2e-rm-${Date.now()}` });
