@@ -16,8 +16,13 @@ import {
 
 const TOOL_NAMES = ["semantic_doc_search", "kb_search", "kb_save", "kb_update", "kh_tool_search"];
 
-// One state per process: register() runs several times (modes).
-const state = { reminders: null, warned: new Set(), child: null, hookSeen: false, queue: null, cache: null, timer: null };
+// One state per process: register() runs several times (modes), and
+// OpenClaw may import this module more than once (the tools of one import,
+// the hooks or text transforms of another), so the state lives on
+// globalThis.
+const state = (globalThis[Symbol.for("knowhub.openclaw.state")] ??= {
+  reminders: null, warned: new Set(), child: null, hookSeen: false, queue: null, cache: null, timer: null,
+});
 
 const text = (t, details = {}) => ({ content: [{ type: "text", text: t }], details });
 const failed = (what, r) => text(`${what} failed: ${r.error}`, { error: r.error, status: r.status ?? 0 });
@@ -119,6 +124,27 @@ async function statusText(client, cfg, openclawConfig) {
   if (doc) lines.push(doc);
   if (state.queue?.size) lines.push(`offline queue: ${state.queue.size} writes waiting for knowhub (${state.queue.file})`);
   return lines.join("\n");
+}
+
+// printJSON writes to stdout itself: with --json in the command line,
+// OpenClaw sends console.log to stderr, keeping stdout for JSON.
+const printJSON = (v) => process.stdout.write(`${JSON.stringify(v, null, 2)}\n`);
+
+// shorthandArgs reads `docsearch <query> [-k N] [-r NAME] [--json]`.
+export function shorthandArgs(args, topK) {
+  const words = [], opts = { topK: String(topK) };
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    const eq = a.match(/^(--top-k|--repo)=(.*)$/);
+    if (eq) { opts[eq[1] === "--top-k" ? "topK" : "repo"] = eq[2]; continue; }
+    if (a === "-k" || a === "--top-k" || a === "-r" || a === "--repo") {
+      if (i + 1 >= args.length) return { error: `${a} needs a value` };
+      opts[a === "-k" || a === "--top-k" ? "topK" : "repo"] = args[++i];
+    } else if (a === "--json") opts.json = true;
+    else if (a.startsWith("-") && a.length > 1 && !/^-\d/.test(a)) return { error: `unknown option ${a}` };
+    else words.push(a);
+  }
+  return { words, opts };
 }
 
 // dirBytes is the size of the files under dir (managed mode's data
@@ -457,17 +483,28 @@ export default {
 
     api.registerCli(({ program }) => {
       const ds = program.command("docsearch").description("Search and index the documentation through knowhub");
-      // The default subcommand: `openclaw docsearch <query>` is
-      // `openclaw docsearch search <query>`, as with doc-engine.
-      ds.command("search <query...>", { isDefault: true }).description("Search the docs (also `docsearch <query>`)")
-        .option("-k, --top-k <n>", "number of results", String(cfg.topK))
-        .option("-r, --repo <name>", "only this repository")
-        .option("--json", "print knowhub's JSON reply")
-        .action(async (words, opts) => {
+      const searchAction = async (words, opts) => {
           const q = words.join(" ");
           const r = await docsSearch(client, cfg, { query: q, topK: Number(opts.topK), repo: opts.repo });
           if (!r.ok) { console.error(`docsearch: ${r.error}`); process.exitCode = 1; return; }
-          console.log(opts.json ? JSON.stringify(r.body, null, 2) : formatDocs(q, r.body));
+          if (opts.json) printJSON(r.body); else console.log(formatDocs(q, r.body));
+      };
+      // `openclaw docsearch <query>` is `openclaw docsearch search <query>`,
+      // as with doc-engine (the parent's own argument and action).
+      ds.command("search <query...>").description("Search the docs (also `docsearch <query>`)")
+        .option("-k, --top-k <n>", "number of results", String(cfg.topK))
+        .option("-r, --repo <name>", "only this repository")
+        .option("--json", "print knowhub's JSON reply")
+        .action(searchAction);
+      // Its options are read here: options of the parent command would
+      // take those of the subcommands (`docsearch status --json`).
+      ds.argument("[query...]", "the same as `docsearch search <query>` (with -k, -r, --json)")
+        .allowUnknownOption()
+        .action(async (args) => {
+          const { words, opts, error } = shorthandArgs(args ?? [], cfg.topK);
+          if (error) { console.error(`docsearch: ${error}`); process.exitCode = 1; return; }
+          if (!words.length) { ds.help(); return; }
+          await searchAction(words, opts);
         });
       ds.command("index").description("Rebuild the index (--full re-reads the repositories)")
         .option("--full", "re-read the repositories")
@@ -478,7 +515,7 @@ export default {
             let summary = {};
             try { summary = JSON.parse(r.stdout); } catch { summary = { output: r.text }; }
             const st = await client.call("GET", "/api/stats");
-            console.log(JSON.stringify({ ...(st.ok ? docEngineStats(st.body, dirBytes(cfg.dataDir)) : { error: st.error }), reindex: summary }, null, 2));
+            printJSON({ ...(st.ok ? docEngineStats(st.body, dirBytes(cfg.dataDir)) : { error: st.error }), reindex: summary });
             return;
           }
           (r.ok ? console.log : console.error)(r.text);
@@ -490,7 +527,7 @@ export default {
           const r = await client.call("GET", "/api/stats");
           if (doc) console.error(doc);
           if (!r.ok) { console.error(`docsearch: ${r.error}`); process.exitCode = 1; return; }
-          if (opts.json) { console.log(JSON.stringify(docEngineStats(r.body, dirBytes(cfg.dataDir)), null, 2)); return; }
+          if (opts.json) { printJSON(docEngineStats(r.body, dirBytes(cfg.dataDir))); return; }
           const d = r.body.collections?.docs ?? {};
           console.log(`${d.sources ?? 0} files, ${d.chunks ?? 0} sections, ${d.terms ?? 0} terms${r.body.ready ? "" : " (loading)"}`);
           for (const x of r.body.repos ?? []) console.log(`  ${x.repo}: ${x.files} files, ${x.chunks} sections`);

@@ -60,7 +60,8 @@ const tmp = mkdtempSync(join(tmpdir(), "knowhub-openclaw-e2e-"));
 const httpPort = await freePort();
 const natsPort = await freePort();
 const api = `http://127.0.0.1:${httpPort}`;
-const kh = spawn(knowhub, ["up", join(here, "fixtures/docs"), "--data", join(tmp, "kh"), "--http", `127.0.0.1:${httpPort}`, "--nats-listen", `127.0.0.1:${natsPort}`], { stdio: ["ignore", "ignore", "pipe"] });
+const khArgs = ["up", join(here, "fixtures/docs"), "--data", join(tmp, "kh"), "--http", `127.0.0.1:${httpPort}`, "--nats-listen", `127.0.0.1:${natsPort}`];
+let kh = spawn(knowhub, khArgs, { stdio: ["ignore", "ignore", "pipe"] });
 let khLog = ""; kh.stderr.on("data", (d) => (khLog += d));
 // Whatever is still running when this process exits, for any reason.
 const children = new Set([kh]);
@@ -186,6 +187,11 @@ const last = requests[requests.length - 1] ?? {};
 check("semantic_doc_search: a docs hit by path", /gateway-heartbeat\.md > Gateway heartbeat > Heartbeat interval/.test(toolText(last, 0)), toolText(last, 0));
 check("semantic_doc_search: the section text", /value below 5000 is rejected/.test(toolText(last, 0)), toolText(last, 0));
 check("kb_save: an id", /Saved as [0-9a-f]+/.test(toolText(last, 1)), toolText(last, 1));
+{
+  const id = (toolText(last, 1).match(/Saved as ([0-9a-f]+)/) ?? [])[1];
+  const e = id ? await (await fetch(`${api}/api/knowledge/${id}`)).json().catch(() => ({})) : {};
+  check("kb_save: scope org:openclaw, owner agent:main (the KnowHub design's contract)", JSON.stringify(e.scopes) === '["org:openclaw"]' && e.owner === "agent:main", JSON.stringify(e).slice(0, 500));
+}
 check("kb_search: finds the save", /intervalMs to 15000/.test(toolText(last, 2)), toolText(last, 2));
 check("kb_update: recorded", /Recorded: entry [0-9a-f]+ was helpful/.test(toolText(last, 3)), toolText(last, 3));
 check("kh_tool_search: a tool hit", /github__create_issue/.test(toolText(last, 4)), toolText(last, 4));
@@ -229,6 +235,11 @@ check("transcript upload: extracted entry found by search", !(found instanceof E
 // 3. CLI and inspect.
 const ds = await oc(["docsearch", "search", "fallback model chain", "-k", "2"]);
 check("openclaw docsearch search", ds.code === 0 && /models\.md > Models > Fallback model chain/.test(ds.stdout), ds.stdout + ds.stderr.slice(-800));
+const dsq = await oc(["docsearch", "fallback", "model", "chain", "-k", "2"]);
+check("openclaw docsearch <query>: the same answer as docsearch search", dsq.code === 0 && dsq.stdout === ds.stdout, dsq.stdout + dsq.stderr.slice(-800));
+const dsj = await oc(["docsearch", "status", "--json"]);
+let dsjJ = {}; try { dsjJ = JSON.parse(dsj.stdout); } catch {}
+check("openclaw docsearch status --json: doc-engine's fields", dsj.code === 0 && dsjJ.totalFiles === 2 && dsjJ.totalChunks >= 2 && Object.values(dsjJ.repos ?? {})[0]?.files === 2 && typeof dsjJ.storageBytes === "number", dsj.stdout + dsj.stderr.slice(-800));
 const st = await oc(["knowhub", "status"]);
 check("openclaw knowhub status", st.code === 0 && /reachable at/.test(st.stdout) && /allowConversationAccess true/.test(st.stdout), st.stdout + st.stderr.slice(-800));
 const ins = await oc(["plugins", "inspect", "knowhub", "--runtime", "--json"]);
@@ -239,12 +250,40 @@ check("plugins inspect: no diagnostics, every tool", Array.isArray(insJ.diagnost
 kh.kill("SIGTERM");
 await until("knowhub stopped", async () => { try { await fetch(`${api}/healthz`); return false; } catch { return true; } });
 requests.length = 0;
-script = [{ tool: "semantic_doc_search", args: { query: "heartbeat" } }];
+const offlineNote = "Offline note: the e2e queue keeps this entry while knowhub is down.";
+script = [
+  { tool: "semantic_doc_search", args: { query: "heartbeat interval", topK: 3 } },
+  { tool: "kb_save", args: { task: "check the offline queue", content: offlineNote, types: ["best-practice"] } },
+];
 const down = await oc(["agent", "--local", "--agent", "main", "--session-id", "e2e-1", "--json", "-m", "heartbeat?"]);
 const dl = requests[requests.length - 1] ?? {};
 check("knowhub down: run completes", down.code === 0, down.stderr.slice(-800));
 check("knowhub down: the clear error", toolText(dl, 0).includes(`knowhub is not reachable at ${api}`), toolText(dl, 0));
+check("knowhub down: search answers from the cache, marked as such", /knowhub unreachable/.test(toolText(dl, 0)) && /CACHED results from/.test(toolText(dl, 0)) && /gateway-heartbeat\.md > Gateway heartbeat > Heartbeat interval/.test(toolText(dl, 0)), toolText(dl, 0));
+check("knowhub down: kb_save is kept in the offline queue", /offline queue \(\d+ waiting\)/.test(toolText(dl, 1)), toolText(dl, 1));
+
 check("reminder: the session's next run is introduced again (the count was cleared at the run's end)", requests.length > 0 && systemText(requests[0]).includes(INTRO), systemText(requests[0]).slice(0, 300));
+
+// 4b. knowhub back (same data): the queue is replayed in order before the
+// next search; the saved entry is found.
+kh = spawn(knowhub, khArgs, { stdio: ["ignore", "ignore", "pipe"] });
+children.add(kh);
+kh.stderr.on("data", (d) => (khLog += d));
+const back = await until("knowhub back", async () => (await fetch(`${api}/api/docs/search?q=heartbeat`)).ok, 60_000).catch((e) => e);
+const queueFile = join(home, ".openclaw", "knowhub", "offline-queue.json");
+let queued = []; try { queued = JSON.parse(readFileSync(queueFile, "utf8")).items; } catch {}
+check("offline queue: in the gateway's state directory, save first, then the transcript", queued.length === 2 && queued[0].kind === "kb_save" && queued[1].kind === "transcript", JSON.stringify(queued.map((x) => x.kind)));
+requests.length = 0;
+script = [{ tool: "kb_search", args: { query: "offline queue entry knowhub down" } }];
+const up2 = await oc(["agent", "--local", "--agent", "main", "--session-id", "e2e-2", "--json", "-m", "offline?"]);
+const ul = requests[requests.length - 1] ?? {};
+const replayed = await until("the queued save searchable", async () => {
+  const r = await (await fetch(`${api}/api/knowledge/search?q=offline+queue+entry+knowhub+down`)).json();
+  return r.results?.find((e) => e.content === offlineNote);
+}, 20_000).catch((e) => e);
+let leftQ = null; try { leftQ = JSON.parse(readFileSync(queueFile, "utf8")).items.length; } catch { leftQ = 0; }
+check("offline queue: replayed when knowhub is back, the entry found, the queue empty", !(back instanceof Error) && up2.code === 0 && !(replayed instanceof Error) && replayed.owner === "agent:main" && JSON.stringify(replayed.types) === '["strategy"]' && leftQ === 0,
+  `${back?.message ?? ""} ${replayed?.message ?? JSON.stringify(replayed)} queue ${leftQ}; ${toolText(ul, 0).slice(0, 300)}`);
 
 // 5. A gateway in managed mode: the plugin's service runs `knowhub up` on
 // the configured repositories; /docsearch through chat.send answers from it

@@ -165,3 +165,12 @@ test("plugin: kb_save saves in org:openclaw as agent:<id>; offline, writes queue
     srv.close();
   }
 });
+
+test("docsearch <query>: the shorthand's arguments", async () => {
+  const { shorthandArgs } = await import("../index.js");
+  assert.deepEqual(shorthandArgs(["heartbeat", "-k", "2", "interval", "--json", "-r", "core"], 5), { words: ["heartbeat", "interval"], opts: { topK: "2", json: true, repo: "core" } });
+  assert.deepEqual(shorthandArgs(["--top-k=3", "x"], 5), { words: ["x"], opts: { topK: "3" } });
+  assert.deepEqual(shorthandArgs(["x"], 5), { words: ["x"], opts: { topK: "5" } });
+  assert.match(shorthandArgs(["x", "-k"], 5).error, /-k needs a value/);
+  assert.match(shorthandArgs(["--full"], 5).error, /unknown option --full/);
+});
