@@ -543,7 +543,7 @@ export class OfflineQueue {
 // that a search while knowhub is unreachable can answer what it found
 // before, marked as such. Bounded by count; persisted like the queue.
 export class ResultCache {
-  constructor(file, { maxEntries = 100, maxEntryBytes = 64 << 10, fs } = {}) {
+  constructor(file, { maxEntries = 50, maxEntryBytes = 32 << 10, fs } = {}) {
     this.file = file;
     this.maxEntries = maxEntries;
     this.maxEntryBytes = maxEntryBytes;

@@ -240,6 +240,17 @@ check("openclaw docsearch <query>: the same answer as docsearch search", dsq.cod
 const dsj = await oc(["docsearch", "status", "--json"]);
 let dsjJ = {}; try { dsjJ = JSON.parse(dsj.stdout); } catch {}
 check("openclaw docsearch status --json: doc-engine's fields", dsj.code === 0 && dsjJ.totalFiles === 2 && dsjJ.totalChunks >= 2 && Object.values(dsjJ.repos ?? {})[0]?.files === 2 && typeof dsjJ.storageBytes === "number", dsj.stdout + dsj.stderr.slice(-800));
+// doc-engine left in the config: said once, with what to do.
+{
+  const deCfg = join(tmp, "with-doc-engine.json");
+  const c = JSON.parse(readFileSync(cfgPath, "utf8"));
+  c.plugins.entries["doc-engine"] = { enabled: false, config: { repositories: [] } };
+  writeFileSync(deCfg, JSON.stringify(c));
+  const de = await run(openclaw, ["knowhub", "status"], { env: { ...env, OPENCLAW_CONFIG_PATH: deCfg } });
+  const all = de.stdout + de.stderr;
+  check("doc-engine left in the config: knowhub status and the load log say what to do, the log once", de.code === 0 && /leftover plugins\.entries\.doc-engine entry/.test(de.stdout) && /openclaw config unset plugins\.entries\.doc-engine/.test(de.stdout) && strip(de.stderr).split("leftover plugins.entries.doc-engine").length - 1 <= 1,
+    all.slice(-1500));
+}
 const st = await oc(["knowhub", "status"]);
 check("openclaw knowhub status", st.code === 0 && /reachable at/.test(st.stdout) && /allowConversationAccess true/.test(st.stdout), st.stdout + st.stderr.slice(-800));
 const ins = await oc(["plugins", "inspect", "knowhub", "--runtime", "--json"]);
@@ -334,6 +345,9 @@ if (!(ready instanceof Error)) {
   check("openclaw docsearch index: a reindex", ix.code === 0 && /replayed the files read: 2 files/.test(ix.stdout) && /pipeline caught up/.test(ix.stdout), ix.stdout + ix.stderr.slice(-800));
   const full = await gwc(["docsearch", "index", "--full"]);
   check("openclaw docsearch index --full: the repositories re-read", full.code === 0 && /rescanned: 2 files published/.test(full.stdout) && /pipeline caught up/.test(full.stdout), full.stdout + full.stderr.slice(-800));
+  const ixj = await gwc(["docsearch", "index", "--json"]);
+  let ixjJ = {}; try { ixjJ = JSON.parse(ixj.stdout); } catch {}
+  check("openclaw docsearch index --json: doc-engine's fields and knowhub's summary", ixj.code === 0 && ixjJ.totalFiles === 2 && ixjJ.repos?.fixture?.files === 2 && ixjJ.storageBytes > 0 && ixjJ.reindex?.caught_up === true, ixj.stdout.slice(0, 800) + ixj.stderr.slice(-800));
   const dst = await gwc(["docsearch", "status"]);
   check("openclaw docsearch status: index stats", dst.code === 0 && /^2 files, 2 sections, \d+ terms/m.test(dst.stdout) && /fixture: 2 files, 2 sections/.test(dst.stdout), dst.stdout + dst.stderr.slice(-800));
 
@@ -346,6 +360,8 @@ if (!(ready instanceof Error)) {
   }, 20_000).catch((e) => e);
   console.log(`     gateway checks took ${((Date.now() - t6) / 1000).toFixed(1)} s`);
   check("managed mode: the knowhub child is gone with the gateway", ex !== null && !(gone instanceof Error) && managedPids().length === 0, `gateway exit ${JSON.stringify(ex)}; still running: ${JSON.stringify(managedPids())}`);
+  const nogw = await gwc(["docsearch", "status"]);
+  check("managed mode without a gateway: docsearch status says the gateway starts knowhub, not `knowhub up`", nogw.code !== 0 && /managed mode: knowhub starts with the gateway/.test(nogw.stderr) && !/knowhub up/.test(nogw.stderr), nogw.stdout + nogw.stderr.slice(-800));
 }
 
 model.close();
