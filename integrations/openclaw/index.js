@@ -435,9 +435,11 @@ export default {
     // The replacement is a function, which String.prototype.replace calls
     // per match (the slot names its session); a slot that cannot be read
     // becomes nothing.
-    api.registerTextTransforms?.({
-      input: [{ from: REMINDER_SLOT_RE, to: (_m, id) => { try { return reminders.perCall(decodeURIComponent(id)); } catch { return ""; } } }],
-    });
+    // OpenClaw's type says `to: string`: were it ever turned into one, the
+    // slot becomes nothing (toString) and the tool-result fallback stays on.
+    const fill = (_m, id) => { try { return reminders.perCall(decodeURIComponent(id)); } catch { return ""; } };
+    fill.toString = () => "";
+    api.registerTextTransforms?.({ input: [{ from: REMINDER_SLOT_RE, to: fill }] });
     api.on("agent_end", (event, ctx) => { reminders.end(sessionOf(ctx, event)); });
     api.on("session_end", (event, ctx) => { reminders.end(sessionOf(ctx, event)); });
 

@@ -32,7 +32,7 @@ async function registered(config) {
   };
   // input applies the text transforms as OpenClaw does to each model request.
   const input = (text) => transforms.flatMap((t) => t.input ?? []).reduce((t, r) => t.replace(r.from, r.to), text);
-  return { fire, command, input, tools: (ctx) => Object.fromEntries(factory(ctx).map((t) => [t.name, t])) };
+  return { fire, command, input, transforms, tools: (ctx) => Object.fromEntries(factory(ctx).map((t) => [t.name, t])) };
 }
 
 test("plugin: the reminder rides on a tool result every N model calls; the run's end clears the count", async () => {
@@ -109,6 +109,7 @@ test("plugin: every Nth model request of a run carries the reminder, with or wit
     assert.deepEqual(await run(7, false), { intro: INTRO, seen: [3, 6] }, "only core tools: still reminded");
     assert.deepEqual(await run(4, true), { intro: INTRO, seen: [3] }, "a new run counts from zero");
     assert.equal(input("[knowhub-reminder:%E0%A4%A]"), "", "an unreadable slot becomes nothing");
+    assert.equal(`${(await registered({ apiUrl: "http://127.0.0.1:9" })).transforms[0].input[0].to}`, "", "as a string, the replacement is empty");
   } finally {
     srv.close();
   }
