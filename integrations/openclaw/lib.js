@@ -109,6 +109,8 @@ export class Client {
     this.base = cfg.apiUrl;
     this.token = cfg.token;
     this.timeoutMs = timeoutMs;
+    // What to do when knowhub is down: in managed mode the gateway starts it.
+    this.downHint = cfg.repositories?.length ? "managed mode: knowhub starts with the gateway (start or restart the gateway)" : "start it with `knowhub up`";
   }
   async call(method, path, { query, body, timeoutMs } = {}) {
     const url = new URL(this.base + path);
@@ -128,7 +130,7 @@ export class Client {
       });
     } catch (e) {
       const why = e?.name === "TimeoutError" ? `no answer within ${Math.round((timeoutMs ?? this.timeoutMs) / 1000)} s` : (e?.cause?.code || e?.cause?.message || e?.message || String(e));
-      return { ok: false, error: `knowhub is not reachable at ${this.base} (${why}); it may be down: start it with \`knowhub up\`` };
+      return { ok: false, unreachable: true, timedOut: e?.name === "TimeoutError", error: `knowhub is not reachable at ${this.base} (${why}); it may be down: ${this.downHint}` };
     }
     let text = "";
     try { text = await res.text(); } catch { /* keep empty */ }
@@ -254,10 +256,12 @@ export function formatTools(query, body) {
 
 // Reminders, per session: the introduction at the start of each run (in the
 // system context, which OpenClaw rebuilds per run, so it never accumulates),
-// and after every N model calls a reminder, handed to the model with the next
-// knowhub tool result of that run. The counter is cleared when the run ends.
+// and on every Nth model call of the run a reminder in that request (see
+// slot); where OpenClaw does not apply text transforms, the reminder due
+// after every N model calls rides on the next knowhub tool result instead. The counter is cleared when the run ends.
 // Sessions are bounded in number.
 export const INTRO = "knowhub tools are available: semantic_doc_search (project documentation, ranked sections), kb_search (what agents learned before), kb_save (record a fix, command or fact that worked), kb_update (rate an entry you used), kh_tool_search (find a tool for a task). Search before guessing; save what worked.";
+export const REMINDER_SLOT_RE = /\[knowhub-reminder:([^\]\s]*)\]/g;
 export const REMINDER = "Reminder (knowhub): check semantic_doc_search / kb_search before guessing, and kb_save what worked; rate entries you used with kb_update.";
 
 export class Reminders {
@@ -266,6 +270,7 @@ export class Reminders {
     this.sessions = new Map();
     this.maxSessions = maxSessions;
     this.fired = false; // any conversation hook ever ran
+    this.perCallSeen = false; // the text transform ever ran (see slot)
   }
   state(id) {
     let s = this.sessions.get(id);
@@ -293,8 +298,29 @@ export class Reminders {
     s.introduced = true;
     return INTRO;
   }
+  // slot is the placeholder before_prompt_build appends to the run's prompt
+  // (appendContext). OpenClaw applies a plugin's input text transforms to
+  // the messages of every model request it sends, so the transform turns the
+  // slot into the reminder on every Nth model call of the run and into
+  // nothing on the others (perCall). The slot is in the model's copy of the
+  // prompt only, never in the session transcript.
+  slot(id) {
+    return this.every ? `[knowhub-reminder:${encodeURIComponent(id)}]` : "";
+  }
+  // perCall is what the slot becomes in one model request: it counts the
+  // run's model calls and is the reminder on every Nth, else "".
+  perCall(id) {
+    this.perCallSeen = true;
+    if (!this.every) return "";
+    const s = this.state(id);
+    s.slotCalls = (s.slotCalls ?? 0) + 1;
+    return s.slotCalls % this.every === 0 ? REMINDER : "";
+  }
   // toolNote is the reminder when one is due (then no longer), else "".
+  // Once the per-call delivery has worked in this process (perCallSeen),
+  // tool results carry no reminder.
   toolNote(id) {
+    if (this.perCallSeen) return "";
     const s = this.sessions.get(id);
     if (!s?.pending) return "";
     s.pending = false;
@@ -317,6 +343,10 @@ const SECRET_RULES = [
   ["aws_key", /\bAKIA[0-9A-Z]{16}\b/g],
   ["jwt", /\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g],
   ["bearer", /\b(Bearer\s+)[A-Za-z0-9._~+/-]{12,}=*/gi],
+  // Short tokens too (the server's rule): 6 or more token characters with a
+  // digit, a capital after the first letter, or a symbol; a plain word
+  // ("a Bearer token") is prose.
+  ["bearer", /\b(Bearer[ \t]+)(?=[A-Za-z0-9._~+/-]*(?:\d|[._~+/-]|[a-z][A-Z]))[A-Za-z0-9._~+/-]{6,}=*/gi],
   ["password", /\b((?:password|passwd|pwd|secret|api[_-]?key|token)\s*[:=]\s*)("[^"]+"|'[^']+'|\S+)/gi],
   ["url_credentials", /\b([a-z][a-z0-9+.-]*:\/\/)[^\s:@/]+:[^\s@/]+@/gi],
 ];
@@ -327,13 +357,18 @@ const PRIVACY_RULES = [
   ["ip", /\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b/g],
   ["ip", /\b(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}\b/gi],
   ["phone", /(?<![\w.])\+?\d{1,3}[ .-]?\(?\d{2,4}\)?[ .-]\d{3,4}[ .-]?\d{3,4}(?![\w.])/g],
+  // International, as the server reads it: + or 00, a country code, an
+  // optional (0) or (area), then groups; 8 to 15 digits in all
+  // (+14155550100, +49 (0)30 1234567, 0044 20 7946 0958).
+  ["phone", /(?<![\w.+])(?:\+|00)[1-9]\d{0,2}(?:[ .-]?\(\d{1,4}\))?(?:[ .\-/]?\d{1,6}){1,6}(?!\w|\.\d)/g, (m) => { const d = m.replace(/\D/g, "").length; return d >= 8 && d <= 15; }],
 ];
 
 export function sanitizeText(text, mode = "strict", extra = []) {
   let s = String(text);
   const counts = {};
-  const apply = (kind, re) => {
+  const apply = (kind, re, accept) => {
     s = s.replace(re, (...m) => {
+      if (accept && !accept(m[0])) return m[0];
       counts[kind] = (counts[kind] ?? 0) + 1;
       // Keep a label prefix (Bearer, password=, scheme://) when captured.
       const keep = (kind === "bearer" || kind === "password" || kind === "url_credentials") && typeof m[1] === "string" ? m[1] : "";
@@ -342,7 +377,7 @@ export function sanitizeText(text, mode = "strict", extra = []) {
   };
   for (const [k, re] of SECRET_RULES) apply(k, re);
   for (const p of extra) apply("secret_pattern", new RegExp(p, "g"));
-  if (mode === "strict") for (const [k, re] of PRIVACY_RULES) apply(k, re);
+  if (mode === "strict") for (const [k, re, accept] of PRIVACY_RULES) apply(k, re, accept);
   return { text: s, counts };
 }
 
@@ -378,4 +413,183 @@ export const CONVERSATION_ACCESS_HINT = 'knowhub: the reminder and transcript ho
 // conversationAccess reads the hook policy from OpenClaw's config.
 export function conversationAccess(openclawConfig) {
   return openclawConfig?.plugins?.entries?.knowhub?.hooks?.allowConversationAccess === true;
+}
+
+// The KnowHub design's save contract: entries saved by the plugin are in
+// this scope, owned by `agent:<id>`.
+export const KB_SCOPE = "org:openclaw";
+
+// Type names other agent memories use, read as knowhub's (the server maps
+// them the same way).
+export const KB_TYPE_ALIASES = { "best-practice": "strategy", best_practice: "strategy", solution: "usecase" };
+export const KB_TYPES_ACCEPTED = [...KB_TYPES, ...Object.keys(KB_TYPE_ALIASES)];
+
+// normalizeTypes maps aliases to knowhub's types and drops repeats; an
+// unknown type is kept for validateSave to name.
+export function normalizeTypes(types) {
+  if (!Array.isArray(types)) return types;
+  const out = [];
+  for (const t of types) {
+    const v = typeof t === "string" ? (KB_TYPE_ALIASES[t.trim().toLowerCase()] ?? t.trim().toLowerCase()) : t;
+    if (!out.includes(v)) out.push(v);
+  }
+  return out;
+}
+
+// docEngineNotice says what to do when OpenClaw's config still has the
+// doc-engine plugin, which registers semantic_doc_search and the docsearch
+// commands too: OpenClaw keeps one of each name and drops the other.
+// "" when there is no doc-engine entry.
+export function docEngineNotice(openclawConfig) {
+  const p = openclawConfig?.plugins;
+  const entry = p?.entries?.["doc-engine"];
+  const loaded = (p?.load?.paths ?? []).some((x) => /doc-engine/.test(String(x)));
+  const installed = p?.installs && Object.hasOwn(p.installs, "doc-engine");
+  if (!entry && !loaded && !installed) return "";
+  const enabled = entry ? entry.enabled !== false : true;
+  const move = entry?.config && Object.keys(entry.config).length
+    ? " Move its config block (repositories, secretPatterns, ...) to plugins.entries.knowhub.config first: knowhub reads the same keys."
+    : "";
+  return enabled
+    ? `knowhub: the doc-engine plugin is still enabled; it registers semantic_doc_search and the docsearch commands too, and OpenClaw keeps only one of each, so knowhub's may be dropped.${move} Then disable it (openclaw plugins disable doc-engine), remove its entry (openclaw config unset plugins.entries.doc-engine) and restart the gateway. See "Migrating from doc-engine" in the knowhub plugin's README.`
+    : `knowhub: a leftover plugins.entries.doc-engine entry is in openclaw.json (disabled).${move} Remove it (openclaw config unset plugins.entries.doc-engine) and restart the gateway, so that semantic_doc_search and the docsearch commands are knowhub's alone. See "Migrating from doc-engine" in the knowhub plugin's README.`;
+}
+
+// docEngineStats renders knowhub's /api/stats with doc-engine's status
+// fields (totalChunks, totalFiles, repos{files, chunks}, storageBytes), plus
+// knowhub's own under `knowhub`.
+export function docEngineStats(stats, storageBytes = 0) {
+  const d = stats?.collections?.docs ?? {};
+  const repos = {};
+  for (const r of stats?.repos ?? []) repos[r.repo] = { files: r.files, chunks: r.chunks };
+  return {
+    totalChunks: d.chunks ?? 0, totalFiles: d.sources ?? 0, repos, storageBytes,
+    knowhub: { ready: !!stats?.ready, terms: d.terms ?? 0, knowledge: stats?.collections?.kb?.sources ?? 0, tools: stats?.collections?.tools?.sources ?? 0 },
+  };
+}
+
+// OfflineQueue keeps the writes knowhub could not be reached for (saves,
+// feedback, transcript uploads) in a file of the gateway's state directory,
+// in order, bounded by count and bytes (the oldest go first), and replays
+// them in that order once knowhub answers. A replay is harmless: a save of
+// the same content returns the existing id, a transcript the same id.
+export class OfflineQueue {
+  constructor(file, { maxItems = 200, maxBytes = 4 << 20, fs } = {}) {
+    this.file = file;
+    this.maxItems = maxItems;
+    this.maxBytes = maxBytes;
+    this.fs = fs;
+    this.items = [];
+    this.dropped = 0;
+    this.replaying = null;
+    this.loaded = false;
+  }
+  load() {
+    if (this.loaded) return this;
+    this.loaded = true;
+    try {
+      const v = JSON.parse(this.fs.readFileSync(this.file, "utf8"));
+      if (Array.isArray(v.items)) this.items = v.items.filter((x) => x && typeof x.path === "string" && typeof x.method === "string");
+    } catch { /* none yet, or unreadable: start empty */ }
+    return this;
+  }
+  save() {
+    const { mkdirSync, writeFileSync, renameSync, rmSync } = this.fs;
+    const dir = this.file.slice(0, this.file.lastIndexOf("/")) || ".";
+    if (!this.items.length) { try { rmSync(this.file, { force: true }); } catch { /* gone */ } return; }
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const tmp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ items: this.items }), { mode: 0o600 });
+    renameSync(tmp, this.file);
+  }
+  get size() { this.load(); return this.items.length; }
+  // push adds a write ({kind, method, path, query, body}) at the end and
+  // drops the oldest while over the bounds; it returns how many are waiting.
+  push(item) {
+    this.load();
+    this.items.push({ ...item, queued_at: new Date().toISOString() });
+    let bytes = this.items.reduce((n, x) => n + JSON.stringify(x).length, 0);
+    while (this.items.length > 1 && (this.items.length > this.maxItems || bytes > this.maxBytes)) {
+      bytes -= JSON.stringify(this.items.shift()).length;
+      this.dropped++;
+    }
+    this.save();
+    return this.items.length;
+  }
+  // replay sends the waiting writes in order with send(item) → the client's
+  // {ok, unreachable, error}. It stops at the first one knowhub cannot be
+  // reached for (kept, with the rest; its error is returned); one knowhub
+  // refuses is dropped and reported through onRejected. One replay at a
+  // time: {sent, left, error}.
+  replay(send, { onSent, onRejected } = {}) {
+    this.load();
+    if (this.replaying) return this.replaying;
+    this.replaying = (async () => {
+      let sent = 0, error;
+      try {
+        while (this.items.length) {
+          const r = await send(this.items[0]);
+          if (!r.ok && r.unreachable) { error = r.error; break; }
+          const item = this.items.shift();
+          this.save();
+          if (r.ok) { sent++; onSent?.(item, r); } else onRejected?.(item, r);
+        }
+      } finally {
+        this.replaying = null;
+      }
+      return { sent, left: this.items.length, error };
+    })();
+    return this.replaying;
+  }
+}
+
+// ResultCache keeps the last answers to searches (by kind and request), so
+// that a search while knowhub is unreachable can answer what it found
+// before, marked as such. Bounded by count; persisted like the queue.
+export class ResultCache {
+  constructor(file, { maxEntries = 50, maxEntryBytes = 32 << 10, fs } = {}) {
+    this.file = file;
+    this.maxEntries = maxEntries;
+    this.maxEntryBytes = maxEntryBytes;
+    this.fs = fs;
+    this.map = null;
+  }
+  load() {
+    if (this.map) return this;
+    this.map = new Map();
+    try {
+      const v = JSON.parse(this.fs.readFileSync(this.file, "utf8"));
+      for (const [k, e] of v.entries ?? []) this.map.set(k, e);
+    } catch { /* none yet */ }
+    return this;
+  }
+  static key(kind, req) { return `${kind} ${JSON.stringify(req)}`; }
+  put(kind, req, body) {
+    this.load();
+    const k = ResultCache.key(kind, req);
+    if (JSON.stringify(body).length > this.maxEntryBytes) return;
+    this.map.delete(k);
+    this.map.set(k, { at: new Date().toISOString(), body });
+    while (this.map.size > this.maxEntries) this.map.delete(this.map.keys().next().value);
+    try {
+      const { mkdirSync, writeFileSync, renameSync } = this.fs;
+      mkdirSync(this.file.slice(0, this.file.lastIndexOf("/")) || ".", { recursive: true, mode: 0o700 });
+      const tmp = `${this.file}.${process.pid}.tmp`;
+      writeFileSync(tmp, JSON.stringify({ entries: [...this.map] }), { mode: 0o600 });
+      renameSync(tmp, this.file);
+    } catch { /* a cache */ }
+  }
+  get(kind, req) { this.load(); return this.map.get(ResultCache.key(kind, req)) ?? null; }
+}
+
+// stateDirOf finds the gateway's state directory: OpenClaw's own resolver
+// when the plugin API offers it (api.runtime.state.resolveStateDir), else
+// OPENCLAW_STATE_DIR, else OPENCLAW_HOME (or the home directory)/.openclaw.
+export function stateDirOf(api, env = process.env, home = "") {
+  try {
+    const d = api?.runtime?.state?.resolveStateDir?.(env);
+    if (typeof d === "string" && d) return d;
+  } catch { /* fall back */ }
+  if (env.OPENCLAW_STATE_DIR?.trim()) return env.OPENCLAW_STATE_DIR.trim();
+  return `${env.OPENCLAW_HOME?.trim() || home || env.HOME || "."}/.openclaw`;
 }

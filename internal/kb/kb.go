@@ -47,6 +47,16 @@ const (
 	TypePlan        = "plan"         // steps for a recurring task
 )
 
+// TypeAliases are the type names other agent memory designs use (the
+// KnowHub plugin's examples among them), mapped to knowhub's closed
+// vocabulary when a request is validated: the entry is stored and searched
+// under the known type.
+var TypeAliases = map[string]string{
+	"best-practice": TypeStrategy,
+	"best_practice": TypeStrategy,
+	"solution":      TypeUsecase,
+}
+
 // KnownTypes returns the entry types in documentation order.
 func KnownTypes() []string {
 	return []string{TypeUserProfile, TypeStrategy, TypeTool, TypeUsecase, TypeDefinition, TypePlan}
@@ -151,8 +161,11 @@ func (p *problems) types(field string, ts []string, required bool) []string {
 	out := ts[:0]
 	for i, t := range ts {
 		t = strings.ToLower(strings.TrimSpace(t))
+		if a, ok := TypeAliases[t]; ok {
+			t = a
+		}
 		if !slices.Contains(KnownTypes(), t) {
-			p.add(fmt.Sprintf("%s[%d]", field, i), "%q is not a known type (%s)", ts[i], strings.Join(KnownTypes(), ", "))
+			p.add(fmt.Sprintf("%s[%d]", field, i), "%q is not a known type (%s; best-practice and solution are read as strategy and usecase)", ts[i], strings.Join(KnownTypes(), ", "))
 			continue
 		}
 		if !slices.Contains(out, t) {
@@ -188,8 +201,8 @@ func (p *problems) scopes(field string, ss []string) []string {
 
 // ValidateSave checks a save request and returns every problem found, each
 // naming its field, or nil. It also normalizes the request in place: a zero
-// score becomes DefaultScore, types are trimmed, lower-cased and
-// de-duplicated, scopes are trimmed and de-duplicated.
+// score (the field left out: 0 is not a score) becomes DefaultScore, types
+// are trimmed, lower-cased, mapped through TypeAliases and de-duplicated, scopes are trimmed and de-duplicated.
 func ValidateSave(r *SaveRequest) error {
 	if r == nil {
 		return errors.New("save request: missing")

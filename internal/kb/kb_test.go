@@ -121,6 +121,28 @@ func TestValidateSaveNormalizes(t *testing.T) {
 	}
 }
 
+func TestValidateSaveTypeAliases(t *testing.T) {
+	r := validSave()
+	r.Types = []string{"best-practice", "Solution", "strategy", "best_practice"}
+	if err := ValidateSave(&r); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"strategy", "usecase"}; !slices.Equal(r.Types, want) {
+		t.Errorf("types %q, want %q", r.Types, want)
+	}
+	r = validSave()
+	r.Types = []string{"lesson"}
+	err := ValidateSave(&r)
+	if err == nil || !strings.Contains(err.Error(), `"lesson" is not a known type`) {
+		t.Errorf("unknown type: %v", err)
+	}
+	r = validSave()
+	r.Score = -1
+	if err := ValidateSave(&r); err == nil || !strings.Contains(err.Error(), "score") {
+		t.Errorf("score -1: %v", err)
+	}
+}
+
 func TestValidateUpdate(t *testing.T) {
 	yes := true
 	tests := []struct {

@@ -16,6 +16,8 @@ import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { INTRO, REMINDER } from "../lib.js";
 
+const TOOL_NAMES = ["semantic_doc_search", "kb_search", "kb_save", "kb_update", "kh_tool_search"];
+
 const here = dirname(fileURLToPath(import.meta.url));
 const openclaw = process.env.OPENCLAW_BIN;
 const knowhub = process.env.KNOWHUB_BIN;
@@ -58,7 +60,8 @@ const tmp = mkdtempSync(join(tmpdir(), "knowhub-openclaw-e2e-"));
 const httpPort = await freePort();
 const natsPort = await freePort();
 const api = `http://127.0.0.1:${httpPort}`;
-const kh = spawn(knowhub, ["up", join(here, "fixtures/docs"), "--data", join(tmp, "kh"), "--http", `127.0.0.1:${httpPort}`, "--nats-listen", `127.0.0.1:${natsPort}`], { stdio: ["ignore", "ignore", "pipe"] });
+const khArgs = ["up", join(here, "fixtures/docs"), "--data", join(tmp, "kh"), "--http", `127.0.0.1:${httpPort}`, "--nats-listen", `127.0.0.1:${natsPort}`];
+let kh = spawn(knowhub, khArgs, { stdio: ["ignore", "ignore", "pipe"] });
 let khLog = ""; kh.stderr.on("data", (d) => (khLog += d));
 // Whatever is still running when this process exits, for any reason.
 const children = new Set([kh]);
@@ -184,22 +187,43 @@ const last = requests[requests.length - 1] ?? {};
 check("semantic_doc_search: a docs hit by path", /gateway-heartbeat\.md > Gateway heartbeat > Heartbeat interval/.test(toolText(last, 0)), toolText(last, 0));
 check("semantic_doc_search: the section text", /value below 5000 is rejected/.test(toolText(last, 0)), toolText(last, 0));
 check("kb_save: an id", /Saved as [0-9a-f]+/.test(toolText(last, 1)), toolText(last, 1));
+{
+  const id = (toolText(last, 1).match(/Saved as ([0-9a-f]+)/) ?? [])[1];
+  const e = id ? await (await fetch(`${api}/api/knowledge/${id}`)).json().catch(() => ({})) : {};
+  check("kb_save: scope org:openclaw, owner agent:main (the KnowHub design's contract)", JSON.stringify(e.scopes) === '["org:openclaw"]' && e.owner === "agent:main", JSON.stringify(e).slice(0, 500));
+}
 check("kb_search: finds the save", /intervalMs to 15000/.test(toolText(last, 2)), toolText(last, 2));
 check("kb_update: recorded", /Recorded: entry [0-9a-f]+ was helpful/.test(toolText(last, 3)), toolText(last, 3));
 check("kh_tool_search: a tool hit", /github__create_issue/.test(toolText(last, 4)), toolText(last, 4));
 check("reminder: the introduction reaches the model", requests.length > 0 && systemText(requests[0]).includes(INTRO), systemText(requests[0]).slice(0, 500));
-// reminderMode aggressive (every 2 model calls): the reminder is due after
-// calls 2, 4, 6 and reaches the model from the next call on, so call k has
-// seen floor((k-1)/2) of them; the system text is the same on every call.
+// reminderMode aggressive (every 2 model calls): model requests 2, 4, 6 of
+// a run carry the reminder, once, in the request itself (not in a tool
+// result, not kept in the session: the next request has none); the system
+// text is the same on every call.
 const cadence = (reqs, every) => {
   const seen = reqs.map((r) => JSON.stringify(r.messages ?? []).split(REMINDER).length - 1);
-  const want = reqs.map((_, i) => Math.floor(i / every));
+  const want = reqs.map((_, i) => ((i + 1) % every === 0 ? 1 : 0));
   const sys = reqs.map(systemText);
   return { ok: reqs.length > every && JSON.stringify(seen) === JSON.stringify(want) && sys.every((t) => t === sys[0] && t.split(INTRO).length === 2), info: `reminders seen per call ${JSON.stringify(seen)}, want ${JSON.stringify(want)}; system text sizes ${JSON.stringify(sys.map((t) => t.length))}` };
 };
 const c1 = cadence(requests, 2);
 check("reminder: aggressive, every 2 model calls, system text constant", c1.ok, c1.info);
 console.log(`     ${c1.info}`);
+
+// 1b. An agent that calls only a core tool is reminded all the same
+// (aggressive: requests 2 and 4 of 5).
+{
+  const names = (requests[0]?.tools ?? []).map((t) => t.function?.name ?? t.name);
+  const core = ["session_status", "agents_list", "ls"].find((n) => names.includes(n)) ?? "session_status";
+  requests.length = 0;
+  script = [1, 2, 3, 4].map(() => ({ tool: core, args: core === "ls" ? { path: "." } : {} }));
+  const r = await oc(["agent", "--local", "--agent", "main", "--session-id", "e2e-core", "--json", "-m", "What is the session status?"]);
+  const knowhubCalls = requests.flatMap((q) => thisTurn(q.messages).filter((m) => m.role === "assistant")).flatMap((m) => m.tool_calls ?? []).filter((c) => TOOL_NAMES.includes(c.function?.name));
+  const c = cadence(requests, 2);
+  check(`reminder: aggressive, an agent calling only the core tool ${core} gets it in requests 2 and 4`, r.code === 0 && requests.length === 5 && knowhubCalls.length === 0 && c.ok,
+    `${requests.length} model calls, ${knowhubCalls.length} knowhub tool calls; ${c.info}\n${r.stderr.slice(-800)}`);
+  console.log(`     ${c.info}`);
+}
 
 // 2. The transcript upload produced a knowledge entry search finds.
 const found = await until("extracted entry searchable", async () => {
@@ -211,6 +235,22 @@ check("transcript upload: extracted entry found by search", !(found instanceof E
 // 3. CLI and inspect.
 const ds = await oc(["docsearch", "search", "fallback model chain", "-k", "2"]);
 check("openclaw docsearch search", ds.code === 0 && /models\.md > Models > Fallback model chain/.test(ds.stdout), ds.stdout + ds.stderr.slice(-800));
+const dsq = await oc(["docsearch", "fallback", "model", "chain", "-k", "2"]);
+check("openclaw docsearch <query>: the same answer as docsearch search", dsq.code === 0 && dsq.stdout === ds.stdout, dsq.stdout + dsq.stderr.slice(-800));
+const dsj = await oc(["docsearch", "status", "--json"]);
+let dsjJ = {}; try { dsjJ = JSON.parse(dsj.stdout); } catch {}
+check("openclaw docsearch status --json: doc-engine's fields", dsj.code === 0 && dsjJ.totalFiles === 2 && dsjJ.totalChunks >= 2 && Object.values(dsjJ.repos ?? {})[0]?.files === 2 && typeof dsjJ.storageBytes === "number", dsj.stdout + dsj.stderr.slice(-800));
+// doc-engine left in the config: said once, with what to do.
+{
+  const deCfg = join(tmp, "with-doc-engine.json");
+  const c = JSON.parse(readFileSync(cfgPath, "utf8"));
+  c.plugins.entries["doc-engine"] = { enabled: false, config: { repositories: [] } };
+  writeFileSync(deCfg, JSON.stringify(c));
+  const de = await run(openclaw, ["knowhub", "status"], { env: { ...env, OPENCLAW_CONFIG_PATH: deCfg } });
+  const all = de.stdout + de.stderr;
+  check("doc-engine left in the config: knowhub status and the load log say what to do, the log once", de.code === 0 && /leftover plugins\.entries\.doc-engine entry/.test(de.stdout) && /openclaw config unset plugins\.entries\.doc-engine/.test(de.stdout) && strip(de.stderr).split("leftover plugins.entries.doc-engine").length - 1 <= 1,
+    all.slice(-1500));
+}
 const st = await oc(["knowhub", "status"]);
 check("openclaw knowhub status", st.code === 0 && /reachable at/.test(st.stdout) && /allowConversationAccess true/.test(st.stdout), st.stdout + st.stderr.slice(-800));
 const ins = await oc(["plugins", "inspect", "knowhub", "--runtime", "--json"]);
@@ -221,12 +261,40 @@ check("plugins inspect: no diagnostics, every tool", Array.isArray(insJ.diagnost
 kh.kill("SIGTERM");
 await until("knowhub stopped", async () => { try { await fetch(`${api}/healthz`); return false; } catch { return true; } });
 requests.length = 0;
-script = [{ tool: "semantic_doc_search", args: { query: "heartbeat" } }];
+const offlineNote = "Offline note: the e2e queue keeps this entry while knowhub is down.";
+script = [
+  { tool: "semantic_doc_search", args: { query: "heartbeat interval", topK: 3 } },
+  { tool: "kb_save", args: { task: "check the offline queue", content: offlineNote, types: ["best-practice"] } },
+];
 const down = await oc(["agent", "--local", "--agent", "main", "--session-id", "e2e-1", "--json", "-m", "heartbeat?"]);
 const dl = requests[requests.length - 1] ?? {};
 check("knowhub down: run completes", down.code === 0, down.stderr.slice(-800));
 check("knowhub down: the clear error", toolText(dl, 0).includes(`knowhub is not reachable at ${api}`), toolText(dl, 0));
+check("knowhub down: search answers from the cache, marked as such", /knowhub unreachable/.test(toolText(dl, 0)) && /CACHED results from/.test(toolText(dl, 0)) && /gateway-heartbeat\.md > Gateway heartbeat > Heartbeat interval/.test(toolText(dl, 0)), toolText(dl, 0));
+check("knowhub down: kb_save is kept in the offline queue", /offline queue \(\d+ waiting\)/.test(toolText(dl, 1)), toolText(dl, 1));
+
 check("reminder: the session's next run is introduced again (the count was cleared at the run's end)", requests.length > 0 && systemText(requests[0]).includes(INTRO), systemText(requests[0]).slice(0, 300));
+
+// 4b. knowhub back (same data): the queue is replayed in order before the
+// next search; the saved entry is found.
+kh = spawn(knowhub, khArgs, { stdio: ["ignore", "ignore", "pipe"] });
+children.add(kh);
+kh.stderr.on("data", (d) => (khLog += d));
+const back = await until("knowhub back", async () => (await fetch(`${api}/api/docs/search?q=heartbeat`)).ok, 60_000).catch((e) => e);
+const queueFile = join(home, ".openclaw", "knowhub", "offline-queue.json");
+let queued = []; try { queued = JSON.parse(readFileSync(queueFile, "utf8")).items; } catch {}
+check("offline queue: in the gateway's state directory, save first, then the transcript", queued.length === 2 && queued[0].kind === "kb_save" && queued[1].kind === "transcript", JSON.stringify(queued.map((x) => x.kind)));
+requests.length = 0;
+script = [{ tool: "kb_search", args: { query: "offline queue entry knowhub down" } }];
+const up2 = await oc(["agent", "--local", "--agent", "main", "--session-id", "e2e-2", "--json", "-m", "offline?"]);
+const ul = requests[requests.length - 1] ?? {};
+const replayed = await until("the queued save searchable", async () => {
+  const r = await (await fetch(`${api}/api/knowledge/search?q=offline+queue+entry+knowhub+down`)).json();
+  return r.results?.find((e) => e.content === offlineNote);
+}, 20_000).catch((e) => e);
+let leftQ = null; try { leftQ = JSON.parse(readFileSync(queueFile, "utf8")).items.length; } catch { leftQ = 0; }
+check("offline queue: replayed when knowhub is back, the entry found, the queue empty", !(back instanceof Error) && up2.code === 0 && !(replayed instanceof Error) && replayed.owner === "agent:main" && JSON.stringify(replayed.types) === '["strategy"]' && leftQ === 0,
+  `${back?.message ?? ""} ${replayed?.message ?? JSON.stringify(replayed)} queue ${leftQ}; ${toolText(ul, 0).slice(0, 300)}`);
 
 // 5. A gateway in managed mode: the plugin's service runs `knowhub up` on
 // the configured repositories; /docsearch through chat.send answers from it
@@ -263,7 +331,7 @@ if (!(ready instanceof Error)) {
   check("/docsearch via chat.send: no model call", requests.length === before, `${requests.length - before} model requests`);
 
   // reminderMode normal (every 3): a run of 5 model calls in the gateway
-  // session, counted apart from the earlier runs.
+  // session, counted apart from the earlier runs: request 3 carries it.
   requests.length = 0;
   script = [1, 2, 3, 4].map((i) => ({ tool: "semantic_doc_search", args: { query: `fallback model chain ${i}` } }));
   await call("chat.send", { sessionKey: "agent:main:main", message: "How does the fallback chain work?", idempotencyKey: `e2e-rm-${Date.now()}` });
@@ -277,6 +345,9 @@ if (!(ready instanceof Error)) {
   check("openclaw docsearch index: a reindex", ix.code === 0 && /replayed the files read: 2 files/.test(ix.stdout) && /pipeline caught up/.test(ix.stdout), ix.stdout + ix.stderr.slice(-800));
   const full = await gwc(["docsearch", "index", "--full"]);
   check("openclaw docsearch index --full: the repositories re-read", full.code === 0 && /rescanned: 2 files published/.test(full.stdout) && /pipeline caught up/.test(full.stdout), full.stdout + full.stderr.slice(-800));
+  const ixj = await gwc(["docsearch", "index", "--json"]);
+  let ixjJ = {}; try { ixjJ = JSON.parse(ixj.stdout); } catch {}
+  check("openclaw docsearch index --json: doc-engine's fields and knowhub's summary", ixj.code === 0 && ixjJ.totalFiles === 2 && ixjJ.repos?.fixture?.files === 2 && ixjJ.storageBytes > 0 && ixjJ.reindex?.caught_up === true, ixj.stdout.slice(0, 800) + ixj.stderr.slice(-800));
   const dst = await gwc(["docsearch", "status"]);
   check("openclaw docsearch status: index stats", dst.code === 0 && /^2 files, 2 sections, \d+ terms/m.test(dst.stdout) && /fixture: 2 files, 2 sections/.test(dst.stdout), dst.stdout + dst.stderr.slice(-800));
 
@@ -289,6 +360,8 @@ if (!(ready instanceof Error)) {
   }, 20_000).catch((e) => e);
   console.log(`     gateway checks took ${((Date.now() - t6) / 1000).toFixed(1)} s`);
   check("managed mode: the knowhub child is gone with the gateway", ex !== null && !(gone instanceof Error) && managedPids().length === 0, `gateway exit ${JSON.stringify(ex)}; still running: ${JSON.stringify(managedPids())}`);
+  const nogw = await gwc(["docsearch", "status"]);
+  check("managed mode without a gateway: docsearch status says the gateway starts knowhub, not `knowhub up`", nogw.code !== 0 && /managed mode: knowhub starts with the gateway/.test(nogw.stderr) && !/knowhub up/.test(nogw.stderr), nogw.stdout + nogw.stderr.slice(-800));
 }
 
 model.close();

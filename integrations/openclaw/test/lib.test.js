@@ -4,7 +4,12 @@ import { createServer } from "node:http";
 import {
   resolveConfig, Client, formatDocs, formatKB, formatSave, formatTools, validateSave, cut, Reminders, INTRO, REMINDER,
   sanitizeText, sanitizeMessages, conversationAccess,
+  normalizeTypes, docEngineNotice, docEngineStats, OfflineQueue, ResultCache, stateDirOf,
 } from "../lib.js";
+import * as fs from "node:fs";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 test("config: defaults", () => {
   const { config, errors, warnings } = resolveConfig({});
@@ -188,4 +193,110 @@ test("client: a hung server times out, an error status is quoted", async () => {
   assert.equal(bad.error, `knowhub at ${base} answered 400: bad request: query is empty`);
   srv.closeAllConnections();
   await new Promise((r) => srv.close(r));
+});
+
+test("sanitizer: international phone numbers with + and digits, short Bearer tokens (as the server)", () => {
+  for (const t of ["call +14155550100 now", "ring +49 (0)30 1234567.", "0044 20 7946 0958", "+86-13812345678"]) {
+    const r = sanitizeText(t, "strict");
+    assert.ok(r.counts.phone >= 1 && !/\d{4}/.test(r.text), `${t} -> ${r.text}`);
+  }
+  for (const t of ["version 1.2.3", "a+12 b", "pid 12345678", "+1234567"]) assert.equal(sanitizeText(t, "strict").text, t);
+  for (const t of ["Authorization: Bearer abc123xyz", "Bearer Short9", "bearer tok_en"]) {
+    const r = sanitizeText(t, "relaxed");
+    assert.ok(r.counts.bearer === 1 && /Bearer \[redacted:bearer\]/i.test(r.text), `${t} -> ${r.text}`);
+  }
+  assert.equal(sanitizeText("send a Bearer token here", "strict").text, "send a Bearer token here");
+});
+
+test("client: in managed mode, knowhub down says the gateway starts it", async () => {
+  const srv = createServer();
+  await new Promise((r) => srv.listen(0, "127.0.0.1", r));
+  const port = srv.address().port;
+  await new Promise((r) => srv.close(r));
+  const managed = await new Client({ apiUrl: `http://127.0.0.1:${port}`, repositories: [{ path: "d" }] }).call("GET", "/api/stats");
+  assert.match(managed.error, /managed mode: knowhub starts with the gateway/);
+  assert.ok(!managed.error.includes("knowhub up"), managed.error);
+  assert.equal(managed.unreachable, true);
+  const plain = await new Client({ apiUrl: `http://127.0.0.1:${port}` }).call("GET", "/api/stats");
+  assert.match(plain.error, /start it with `knowhub up`/);
+});
+
+test("kb types: best-practice and solution are read as strategy and usecase", () => {
+  assert.deepEqual(normalizeTypes(["Best-Practice", "strategy", "solution"]), ["strategy", "usecase"]);
+  assert.deepEqual(validateSave({ task: "t", content: "c", types: normalizeTypes(["best_practice"]) }), []);
+  assert.match(validateSave({ task: "t", content: "c", types: normalizeTypes(["lesson"]) }).join(), /unknown type "lesson"/);
+});
+
+test("doc-engine: enabled, leftover or absent", () => {
+  assert.equal(docEngineNotice({ plugins: { entries: { knowhub: {} } } }), "");
+  const on = docEngineNotice({ plugins: { entries: { "doc-engine": { enabled: true, config: { repositories: [] } } } } });
+  assert.match(on, /still enabled/);
+  assert.match(on, /openclaw plugins disable doc-engine/);
+  assert.match(on, /Move its config block/);
+  assert.match(docEngineNotice({ plugins: { entries: { "doc-engine": { enabled: false } } } }), /leftover plugins\.entries\.doc-engine entry.*openclaw config unset plugins\.entries\.doc-engine/);
+});
+
+test("docEngineStats: doc-engine's status fields from knowhub's stats", () => {
+  const s = docEngineStats({ ready: true, collections: { docs: { sources: 2, chunks: 5, terms: 40 }, kb: { sources: 1 } }, repos: [{ repo: "core", files: 2, chunks: 5 }] }, 123);
+  assert.deepEqual({ ...s, knowhub: undefined }, { totalChunks: 5, totalFiles: 2, repos: { core: { files: 2, chunks: 5 } }, storageBytes: 123, knowhub: undefined });
+  assert.equal(s.knowhub.terms, 40);
+});
+
+const qdir = () => mkdtempSync(join(tmpdir(), "knowhub-queue-"));
+
+test("offline queue: in order, bounded (oldest dropped), kept across a restart", () => {
+  const file = join(qdir(), "state", "q.json");
+  const q = new OfflineQueue(file, { maxItems: 3, fs });
+  for (let i = 1; i <= 5; i++) q.push({ kind: "kb_save", method: "POST", path: "/api/knowledge", body: { n: i } });
+  assert.equal(q.size, 3);
+  assert.equal(q.dropped, 2);
+  const again = new OfflineQueue(file, { maxItems: 3, fs });
+  assert.deepEqual(again.load().items.map((x) => x.body.n), [3, 4, 5]);
+  assert.equal((fs.statSync(file).mode & 0o777).toString(8), "600");
+  const small = new OfflineQueue(join(qdir(), "q.json"), { maxBytes: 300, fs });
+  for (let i = 0; i < 5; i++) small.push({ kind: "transcript", method: "POST", path: "/api/extract", body: { t: "x".repeat(100) } });
+  assert.ok(small.size >= 1 && small.size < 5, `${small.size}`);
+  fs.writeFileSync(join(qdir(), "bad.json"), "{torn");
+  assert.equal(new OfflineQueue(join(qdir(), "bad.json"), { fs }).size, 0, "an unreadable file starts empty");
+});
+
+test("offline queue: replay in order, stops while unreachable, drops what knowhub refuses", async () => {
+  const file = join(qdir(), "q.json");
+  const q = new OfflineQueue(file, { fs });
+  for (const n of [1, 2, 3, 4]) q.push({ kind: "kb_save", method: "POST", path: "/p", body: { n } });
+  const sent = [];
+  let up = false;
+  const send = async (it) => {
+    if (!up) return { ok: false, unreachable: true, error: "down" };
+    if (it.body.n === 2) return { ok: false, status: 400, error: "bad" };
+    sent.push(it.body.n);
+    return { ok: true, body: {} };
+  };
+  assert.deepEqual(await q.replay(send), { sent: 0, left: 4, error: "down" });
+  up = true;
+  const rejected = [];
+  const [a, b] = [q.replay(send, { onRejected: (it) => rejected.push(it.body.n) }), q.replay(send)];
+  assert.equal(a, b, "one replay at a time");
+  assert.deepEqual(await a, { sent: 3, left: 0, error: undefined });
+  assert.deepEqual(sent, [1, 3, 4]);
+  assert.deepEqual(rejected, [2]);
+  assert.ok(!fs.existsSync(file), "an empty queue leaves no file");
+});
+
+test("result cache: bounded, persisted, keyed by the request", () => {
+  const file = join(qdir(), "c.json");
+  const c = new ResultCache(file, { maxEntries: 2, fs });
+  c.put("docs", { q: "a" }, { hits: [1] });
+  c.put("docs", { q: "b" }, { hits: [2] });
+  c.put("docs", { q: "c" }, { hits: [3] });
+  const d = new ResultCache(file, { maxEntries: 2, fs });
+  assert.equal(d.get("docs", { q: "a" }), null);
+  assert.deepEqual(d.get("docs", { q: "c" }).body, { hits: [3] });
+  assert.equal(d.get("kb", { q: "c" }), null);
+});
+
+test("state dir: OpenClaw's resolver, else OPENCLAW_STATE_DIR, else OPENCLAW_HOME/.openclaw", () => {
+  assert.equal(stateDirOf({ runtime: { state: { resolveStateDir: () => "/s" } } }, {}), "/s");
+  assert.equal(stateDirOf({}, { OPENCLAW_STATE_DIR: "/x" }), "/x");
+  assert.equal(stateDirOf({}, { OPENCLAW_HOME: "/h" }), "/h/.openclaw");
 });
