@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -124,7 +125,7 @@ func NewMCPServer(ops Ops, log *slog.Logger) *mcp.Server {
 		InputSchema: inputSchema[KBSearchInput](func(s *jsonschema.Schema) {
 			bound(s, "top_k", 1, kb.MaxLimit, kb.DefaultLimit)
 			bound(s, "min_score", kb.MinScore, kb.MaxScore, 0)
-			enumItems(s, "types", kb.KnownTypes()...)
+			enumItems(s, "types", savedTypes()...)
 		}),
 	}, t.kbSearch)
 	mcp.AddTool(srv, &mcp.Tool{
@@ -135,7 +136,7 @@ func NewMCPServer(ops Ops, log *slog.Logger) *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{Title: "Save knowledge", DestructiveHint: ptr(false), OpenWorldHint: ptr(false)},
 		InputSchema: inputSchema[KBSaveInput](func(s *jsonschema.Schema) {
 			bound(s, "score", kb.MinScore, kb.MaxScore, kb.DefaultScore)
-			enumItems(s, "types", kb.KnownTypes()...)
+			enumItems(s, "types", savedTypes()...)
 			s.Properties["types"].MinItems = ptr(1)
 		}),
 	}, t.kbSave)
@@ -810,3 +811,13 @@ func (s *Service) mcpHandler() http.Handler {
 
 // errMCPUnreachable is wrapped by Remote when no knowhub answers.
 var errMCPUnreachable = errors.New("knowhub is not reachable")
+
+// savedTypes are the type names a save accepts: the known types, then the
+// aliases other memory designs use, which validation maps to them.
+func savedTypes() []string {
+	names := kb.KnownTypes()
+	for _, a := range slices.Sorted(maps.Keys(kb.TypeAliases)) {
+		names = append(names, a)
+	}
+	return names
+}
