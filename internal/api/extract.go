@@ -50,6 +50,13 @@ func (s *Service) extractScoped(ctx context.Context, raw []byte, scopes []string
 // MaxExtractWait caps the wait of POST /api/extract?wait=.
 const MaxExtractWait = 30 * time.Second
 
+// DefaultExtractWait is how long POST /api/extract waits for the
+// extraction when the request names no wait: the rules extractor is done
+// well within it, so the reply carries extracted_count, and a gateway
+// uploading at the end of a run (which gets a few seconds) is not held up
+// for long. wait=0 answers at once.
+const DefaultExtractWait = 1500 * time.Millisecond
+
 // AwaitExtraction waits, at most wait and while ctx lives, for the
 // extractor to record what the transcript id yielded (KH_EXTRACTIONS), and
 // completes reply with it: status extracted with the count and ids, or
@@ -139,10 +146,12 @@ func (s *Service) httpExtract(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	wait, err := waitParam(r.URL.Query().Get("wait"))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, err)
-		return
+	wait := DefaultExtractWait
+	if v, ok := r.URL.Query()["wait"]; ok && len(v) > 0 {
+		if wait, err = waitParam(v[0]); err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
 	}
 	// A token's transcript yields entries within the token's scopes.
 	scopes, err := saveScopes(CallerFrom(r.Context()), nil)

@@ -53,7 +53,11 @@ func kbEntries(t *testing.T, srv *natstest.Server, transcriptID string) []kb.Ent
 func TestExtractionFromTranscripts(t *testing.T) {
 	a := startKBAPI(t)
 	var reply contract.ExtractReply
-	if code := a.do("POST", "/api/extract", aliceToken, readTranscript(t, "pnpm_preference"), &reply); code != 202 || reply.TranscriptID == "" {
+	// Without a wait parameter the reply waits briefly: the rules are done
+	// in time, so it says what they extracted (the KnowHub plugin reads
+	// extracted_count).
+	if code := a.do("POST", "/api/extract", aliceToken, readTranscript(t, "pnpm_preference"), &reply); code != 200 || reply.TranscriptID == "" ||
+		reply.Status != contract.ExtractDone || reply.ExtractedCount == nil || *reply.ExtractedCount != len(reply.IDs) {
 		t.Fatalf("extract: %d %+v", code, reply)
 	}
 	var entries []kb.Entry
@@ -209,9 +213,9 @@ func TestExtractWaitReportsEntries(t *testing.T) {
 		again.Status != contract.ExtractDone || !slices.Equal(again.IDs, reply.IDs) {
 		t.Errorf("duplicate with wait: %d %+v", code, again)
 	}
-	// Without a wait the reply comes at once.
+	// With wait=0 the reply comes at once.
 	var queued contract.ExtractReply
-	if code := a.do("POST", "/api/extract", "", []byte(`{"messages":[{"role":"user","content":"hello there"}],"agent_id":"coder"}`), &queued); code != 202 ||
+	if code := a.do("POST", "/api/extract?wait=0", "", []byte(`{"messages":[{"role":"user","content":"hello there"}],"agent_id":"coder"}`), &queued); code != 202 ||
 		queued.Status != contract.ExtractQueued || queued.ExtractedCount != nil {
 		t.Errorf("extract without wait: %d %+v", code, queued)
 	}

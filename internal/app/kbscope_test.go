@@ -61,7 +61,7 @@ func TestExtractedEntriesHideSubmitter(t *testing.T) {
 	doc["agent_id"] = "coder"
 	body, _ := json.Marshal(doc)
 	var reply contract.ExtractReply
-	if code := a.do("POST", "/api/extract", aliceToken, body, &reply); code != 202 {
+	if code := a.do("POST", "/api/extract", aliceToken, body, &reply); code != 200 && code != 202 {
 		t.Fatalf("extract: %d %+v", code, reply)
 	}
 	var entries []kb.Entry
@@ -120,7 +120,7 @@ func TestExtractedEntriesKeepTheTokenScopes(t *testing.T) {
 		doc["scopes"] = []string{"org:other"} // a client cannot choose its audience
 		body, _ := json.Marshal(doc)
 		var reply contract.ExtractReply
-		if code := a.do("POST", "/api/extract", c.token, body, &reply); code != 202 {
+		if code := a.do("POST", "/api/extract", c.token, body, &reply); code != 200 && code != 202 {
 			t.Fatalf("extract: %d %+v", code, reply)
 		}
 		var entries []kb.Entry
