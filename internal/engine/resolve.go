@@ -3,8 +3,11 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"path"
 	"slices"
 	"sort"
+	"strings"
+	"unicode"
 
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/search"
@@ -25,6 +28,16 @@ type Shadow struct {
 // templated pages that differ only in a product name (plugin reference
 // pages, channel "Related" lists) reach 0.9 in 17 pairs and 0.7 in 2,385.
 const SimilarThreshold = 0.9
+
+// minEditShared is the least share of words two sections of different
+// repositories with the same file name and heading keep in common, around
+// one run of words that differs, to be taken for copies of one another: an
+// extension's copy of a core page that rewords a clause ("the
+// authoritative core documentation" / "the extension documentation").
+// Templated pages of different subjects differ where each names its
+// subject, in several places, so they are no copies; sections of one
+// repository are never compared.
+const minEditShared = 0.75
 
 // minSimilarTerms is the fewest distinct terms a section needs to be
 // compared by content: a heading with a line under it is no copy.
@@ -93,7 +106,15 @@ func Resolve(hits []search.Hit, terms TermSource) (kept []search.Hit, shadowed [
 		if len(pairs) > 0 {
 			sets := terms.TermSets(hits, want)
 			for _, p := range pairs {
-				if sim := SimilarTerms(sets[p[0]], sets[p[1]]); sim >= SimilarThreshold {
+				sim := SimilarTerms(sets[p[0]], sets[p[1]])
+				copied := sim >= SimilarThreshold
+				if a, b := hits[p[0]].Entry, hits[p[1]].Entry; !copied && sameName(a, b) {
+					// A copy that rewords one run of words.
+					if shared, ok := oneEditApart(a.Text, b.Text); ok && shared >= minEditShared {
+						sim, copied = shared, true
+					}
+				}
+				if copied {
 					similar[p] = sim
 					union(p[0], p[1])
 				}
@@ -147,6 +168,55 @@ func Resolve(hits []search.Hit, terms TermSource) (kept []search.Hit, shadowed [
 	sortKept(kept)
 	sort.SliceStable(shadowed, func(i, j int) bool { return shadowed[i].Hit.Score > shadowed[j].Hit.Score })
 	return kept, shadowed
+}
+
+// sameName reports whether two sections have the same file name (without
+// its directory and extension) and the same last heading.
+func sameName(a, b *search.Entry) bool {
+	base := func(p string) string {
+		p = path.Base(p)
+		return strings.ToLower(strings.TrimSuffix(p, path.Ext(p)))
+	}
+	last := func(h []string) string {
+		if len(h) == 0 {
+			return ""
+		}
+		return strings.ToLower(strings.TrimSpace(h[len(h)-1]))
+	}
+	return base(a.Source.Path) == base(b.Source.Path) && last(a.HeadingPath) == last(b.HeadingPath)
+}
+
+// oneEditApart reports whether two texts differ in one run of words only,
+// and what share of the longer one's words the rest is: the words they
+// start with in common and those they end with. Case and the punctuation
+// around words do not count.
+func oneEditApart(a, b string) (shared float64, ok bool) {
+	wa, wb := words(a), words(b)
+	n := max(len(wa), len(wb))
+	if min(len(wa), len(wb)) < minSimilarTerms {
+		return 0, false
+	}
+	pre := 0
+	for pre < len(wa) && pre < len(wb) && wa[pre] == wb[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(wa)-pre && suf < len(wb)-pre && wa[len(wa)-1-suf] == wb[len(wb)-1-suf] {
+		suf++
+	}
+	return float64(pre+suf) / float64(n), true
+}
+
+// words splits text into lower-case words without surrounding punctuation.
+func words(text string) []string {
+	f := strings.Fields(strings.ToLower(text))
+	out := f[:0]
+	for _, w := range f {
+		if w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // sortKept orders hits by descending score; at equal scores the lower

@@ -119,3 +119,37 @@ func TestTemplatedPagesNotGrouped(t *testing.T) {
 		t.Errorf("templated pages grouped: %+v", r.Shadowed)
 	}
 }
+
+// doc-engine's own conflict case: an extension's copy of a core section at
+// another path rewords one clause. With the same file name and heading it
+// is a copy and is shadowed; templated pages of one product family in two
+// repositories, same name but another subject, are not.
+func TestRewordedCopyWithTheSameNameShadowed(t *testing.T) {
+	body := "Configure your primary model and fallbacks. The fallback chain determines which model to try next when the primary fails. This is the %s documentation for model configuration."
+	core := contract.RepoMeta{Priority: 1, Type: contract.RepoCore}
+	ext := contract.RepoMeta{Priority: 1, Type: contract.RepoExtension}
+	e := engineWithPages(t,
+		page{"docs", "overlap.md", core, "Model Configuration", fmt.Sprintf(body, "authoritative core")},
+		page{"skills", "my-skill/overlap.md", ext, "Model Configuration", fmt.Sprintf(body, "extension")},
+	)
+	r, err := e.SearchDocs(contract.SearchRequest{Query: "model configuration fallback chain"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hitRepos(r) != "docs:overlap.md" || len(r.Shadowed) != 1 || r.Shadowed[0].Repo != "skills" {
+		t.Errorf("hits %s, shadowed %+v; want the core section, the extension's copy shadowed", hitRepos(r), r.Shadowed)
+	}
+	// Same file name and heading, another subject: both stay.
+	tmpl := "The %s channel sends messages to a %s chat. Set the %s bot token and the chat id in the channel config, then restart the gateway."
+	e = engineWithPages(t,
+		page{"docs", "channels/setup.md", core, "Setup", fmt.Sprintf(tmpl, "Telegram", "Telegram", "Telegram")},
+		page{"skills", "discord/setup.md", ext, "Setup", fmt.Sprintf(tmpl, "Discord", "Discord", "Discord")},
+	)
+	r, err = e.SearchDocs(contract.SearchRequest{Query: "channel bot token chat id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Hits) != 2 || len(r.Shadowed) != 0 {
+		t.Errorf("templated pages of two subjects: hits %s, shadowed %+v", hitRepos(r), r.Shadowed)
+	}
+}
