@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/knowhub/knowhub/internal/chunker"
+	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/indexer"
+)
+
+func TestRoleOf(t *testing.T) {
+	for _, c := range []struct {
+		path string
+		want PageRole
+	}{
+		{"jetstream/consumers.md", RoleCurrent},
+		{"README.md", RoleCurrent},
+		{"legacy/stan/intro.md", RoleLegacy},
+		{"docs/Deprecated/old-api.md", RoleLegacy},
+		{"archive/2019/setup.md", RoleLegacy},
+		{"legacy/stan/release_notes/v1.md", RoleLegacy}, // legacy wins over dated
+		{"blog/posts/2024-01-01-launch.md", RoleDated},
+		{"release_notes/whats_new_22.md", RoleDated},
+		{"releases/2026.7.1.md", RoleDated},
+		{"announcements/bluebubbles.md", RoleDated},
+		{"CHANGELOG.md", RoleDated},
+		{"docs/legacy-mode.md", RoleCurrent}, // a file name, not a folder
+		{"concepts/blogging.md", RoleCurrent},
+	} {
+		if got := RoleOf(c.path); got != c.want {
+			t.Errorf("RoleOf(%q) = %d, want %d", c.path, got, c.want)
+		}
+	}
+}
+
+// engineFromDir indexes every file under dir (repository "docs") through
+// the real chunker and indexer.
+func engineFromDir(t *testing.T, dir string) *Engine {
+	t.Helper()
+	e := NewEngine(Limits{})
+	seq := uint64(0)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		rel = filepath.ToSlash(rel)
+		chunks, err := chunker.Split(rel, data, chunker.Options{})
+		if err != nil {
+			return err
+		}
+		seq++
+		cs := &contract.ChunkSet{Repo: "docs", Path: rel, FileSeq: seq, Meta: contract.RepoMeta{Type: contract.RepoCore}, Chunks: chunks}
+		e.Apply(contract.DocKey("docs", rel), indexer.BuildDoc(cs, e.Analyzer()), seq)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func topPage(t *testing.T, e *Engine, q string) string {
+	t.Helper()
+	r, err := e.SearchDocs(contract.SearchRequest{Query: q, TopK: 5, Group: contract.GroupPages, NoSnippet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Hits) == 0 {
+		t.Fatalf("%q: no hit", q)
+	}
+	return r.Hits[0].Path
+}
+
+// A page of a superseded product (under legacy/) that repeats the
+// question's words loses to the current page that answers it; without
+// page roles it wins.
+func TestLegacyPageBelowCurrent(t *testing.T) {
+	e := engineFromDir(t, "testdata/roles/docs")
+	const q = "durable subscriber resumes where it stopped after a restart"
+	noRoles := DefaultPageScoring()
+	noRoles.Legacy, noRoles.Dated = 0, 0
+	if got := topPage(t, e.WithPageScoring(noRoles), q); got != "legacy/streaming/durable.md" {
+		t.Fatalf("without page roles %s comes first: the case no longer tests anything", got)
+	}
+	if got := topPage(t, e, q); got != "jetstream/consumers.md" {
+		t.Errorf("first page %s, want jetstream/consumers.md", got)
+	}
+}
+
+// A blog post announcing a feature loses to the reference page about it
+// when both match; without page roles the post wins.
+func TestBlogPostBelowReference(t *testing.T) {
+	e := engineFromDir(t, "testdata/roles/docs")
+	const q = "retention limits per subject old messages removed"
+	noRoles := DefaultPageScoring()
+	noRoles.Legacy, noRoles.Dated = 0, 0
+	if got := topPage(t, e.WithPageScoring(noRoles), q); got != "blog/posts/2024-05-01-retention.md" {
+		t.Fatalf("without page roles %s comes first: the case no longer tests anything", got)
+	}
+	if got := topPage(t, e, q); got != "streams/retention.md" {
+		t.Errorf("first page %s, want streams/retention.md", got)
+	}
+	// A question only the post answers still finds it.
+	if got := topPage(t, e, "most requested feature of the year"); got != "blog/posts/2024-05-01-retention.md" {
+		t.Errorf("first page %s, want the blog post", got)
+	}
+}
