@@ -168,7 +168,7 @@ func rankPages(ix *search.Index, hits []search.Hit, terms []search.Term, p PageS
 			factor *= 1 + p.Outline*groupShare(outline[page[members[0]]], outlineWeights, outlineTotal)
 		}
 		if roles {
-			factor *= p.roleFactor(RoleOf(src.Path))
+			factor *= p.roleFactor(roleOfSource(src))
 		}
 		if p.Focus > 0 && src.Chunks > 1 {
 			c := max(p.FocusSections, 1)

@@ -3,6 +3,10 @@ package engine
 import (
 	"path"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/knowhub/knowhub/internal/search"
 )
 
 // PageRole is what a docs page is for, as its path tells: the reference
@@ -16,7 +20,7 @@ const (
 	RoleCurrent PageRole = iota
 	// RoleLegacy is a page of a superseded product or version: a folder
 	// named legacy, deprecated, archive(d), obsolete or superseded on its
-	// path, or a glob of its repository's demote list.
+	// path, or a glob of its repository's demote list (config.Repository).
 	RoleLegacy
 	// RoleDated is a release note, blog post, news item or announcement:
 	// a folder named blog, posts, news, releases, release_notes or
@@ -54,6 +58,20 @@ func RoleOf(p string) PageRole {
 		role = RoleDated
 	}
 	return role
+}
+
+// roleOfSource is RoleOf the source's path, where a current page that a
+// glob of its repository's demote list matches is legacy.
+func roleOfSource(src *search.Source) PageRole {
+	r := RoleOf(src.Path)
+	if r == RoleCurrent {
+		for _, g := range src.Meta.Demote {
+			if ok, _ := doublestar.Match(g, src.Path); ok {
+				return RoleLegacy
+			}
+		}
+	}
+	return r
 }
 
 // roleFactor is what a page of role r keeps of its score under p.

@@ -39,6 +39,11 @@ func TestRoleOf(t *testing.T) {
 // engineFromDir indexes every file under dir (repository "docs") through
 // the real chunker and indexer.
 func engineFromDir(t *testing.T, dir string) *Engine {
+	return engineFromDirMeta(t, dir, contract.RepoMeta{Type: contract.RepoCore})
+}
+
+// engineFromDirMeta is engineFromDir with the repository's meta.
+func engineFromDirMeta(t *testing.T, dir string, meta contract.RepoMeta) *Engine {
 	t.Helper()
 	e := NewEngine(Limits{})
 	seq := uint64(0)
@@ -57,7 +62,7 @@ func engineFromDir(t *testing.T, dir string) *Engine {
 			return err
 		}
 		seq++
-		cs := &contract.ChunkSet{Repo: "docs", Path: rel, FileSeq: seq, Meta: contract.RepoMeta{Type: contract.RepoCore}, Chunks: chunks}
+		cs := &contract.ChunkSet{Repo: "docs", Path: rel, FileSeq: seq, Meta: meta, Chunks: chunks}
 		e.Apply(contract.DocKey("docs", rel), indexer.BuildDoc(cs, e.Analyzer()), seq)
 		return nil
 	})
@@ -111,5 +116,25 @@ func TestBlogPostBelowReference(t *testing.T) {
 	// A question only the post answers still finds it.
 	if got := topPage(t, e, "most requested feature of the year"); got != "blog/posts/2024-05-01-retention.md" {
 		t.Errorf("first page %s, want the blog post", got)
+	}
+}
+
+// A page that a glob of its repository's demote list matches (an old
+// version's folder that no path segment names as legacy) ranks as a
+// legacy page: below the current page that answers.
+func TestDemoteGlob(t *testing.T) {
+	const dir, q = "testdata/roles/demote", "durable subscriber resumes where it stopped after a restart"
+	plain := engineFromDir(t, dir)
+	if got := topPage(t, plain, q); got != "v1/durable.md" {
+		t.Fatalf("without a demote glob %s comes first: the case no longer tests anything", got)
+	}
+	e := engineFromDirMeta(t, dir, contract.RepoMeta{Type: contract.RepoCore, Demote: []string{"v1/**"}})
+	if got := topPage(t, e, q); got != "jetstream/consumers.md" {
+		t.Errorf("first page %s, want jetstream/consumers.md", got)
+	}
+	// A glob that matches nothing changes nothing.
+	other := engineFromDirMeta(t, dir, contract.RepoMeta{Type: contract.RepoCore, Demote: []string{"v0/**"}})
+	if got := topPage(t, other, q); got != "v1/durable.md" {
+		t.Errorf("first page %s with a glob matching nothing, want v1/durable.md", got)
 	}
 }

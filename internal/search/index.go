@@ -82,6 +82,8 @@ type Doc struct {
 type Meta struct {
 	Priority int
 	Type     string
+	// Demote lists the repository's demote globs (contract.RepoMeta).
+	Demote []string
 }
 
 // Chunk is one searchable section of a Doc.
