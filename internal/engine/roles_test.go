@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -136,5 +137,43 @@ func TestDemoteGlob(t *testing.T) {
 	other := engineFromDirMeta(t, dir, contract.RepoMeta{Type: contract.RepoCore, Demote: []string{"v0/**"}})
 	if got := topPage(t, other, q); got != "v1/durable.md" {
 		t.Errorf("first page %s with a glob matching nothing, want v1/durable.md", got)
+	}
+}
+
+// With several repositories indexed, the repository whose pages hold the
+// head beyond their share of the index wins the first place from a large
+// repository's one page that repeats a word of the question; without
+// repository focus the stray page wins.
+func TestRepositoryFocus(t *testing.T) {
+	e := NewEngine(Limits{})
+	seq := uint64(0)
+	add := func(repo, path, md string) {
+		t.Helper()
+		chunks, err := chunker.Split(path, []byte(md), chunker.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq++
+		cs := &contract.ChunkSet{Repo: repo, Path: path, FileSeq: seq, Meta: contract.RepoMeta{Priority: 100, Type: contract.RepoCore}, Chunks: chunks}
+		e.Apply(contract.DocKey(repo, path), indexer.BuildDoc(cs, e.Analyzer()), seq)
+	}
+	// A large assistant repository: one page about its message queue,
+	// and many pages about other things.
+	add("assistant", "concepts/queue.md", "# Message queue\n\nMessages wait in the queue; the queue keeps every message until the agent reads the message.\n")
+	for i := range 40 {
+		add("assistant", fmt.Sprintf("topics/t%d.md", i), fmt.Sprintf("# Topic %d\n\nThe agent answers in the chat about topic %d.\n", i, i))
+	}
+	// A small messaging repository about consumers.
+	add("messaging", "consumers.md", "# Consumers\n\nA consumer reads a stream and acknowledges each one; an unacknowledged delivery is sent again.\n\n## Redelivery\n\nAfter the wait, the server sends the delivery again to the consumer.\n")
+	add("messaging", "streams.md", "# Streams\n\nA stream stores every message that a consumer reads.\n")
+	add("messaging", "acks.md", "# Acknowledgements\n\nA consumer acknowledges a message so that the server does not send it again.\n")
+	const q = "my consumer keeps getting the same message again"
+	off := DefaultPageScoring()
+	off.RepoFocus = 0
+	if got := topPage(t, e.WithPageScoring(off), q); got != "concepts/queue.md" {
+		t.Fatalf("without repository focus %s comes first: the case no longer tests anything", got)
+	}
+	if got := topPage(t, e, q); got == "concepts/queue.md" {
+		t.Errorf("first page %s, want a page of the messaging repository", got)
 	}
 }
