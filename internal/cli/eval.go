@@ -40,6 +40,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	corpora := c.fs.String("corpora", "../shared/corpora", "with --sets, the `dir` holding the sets' corpora")
 	tune := c.fs.Int("tune", 0, "with --sets, search the docs page scoring on the half for `N` rounds of coordinate ascent and print every step")
 	ablate := c.fs.Bool("ablate", false, "with --sets, print the default page scoring with each component off in turn")
+	together := c.fs.Bool("together", false, "with --sets, index the corpora of the sets that strip no front matter into one engine, each a repository of its own: a judged page must then also come from its set's repository")
 	c.usage = func(w io.Writer) {
 		fmt.Fprint(w, `Usage:
   knowhub eval DIR                  DIR holds corpus.jsonl, queries.jsonl and qrels.tsv
@@ -48,9 +49,10 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
                                     each document is a tool (id = name, text = description)
   knowhub eval --markdown DOCS_DIR --queries Q.jsonl --qrels QRELS.tsv [--strip-front-matter KEY,...]
                                     qrels name files by their path relative to DOCS_DIR
-  knowhub eval --sets SETS_DIR --half dev|test [--corpora CORPORA_DIR] [--tune N | --ablate]
+  knowhub eval --sets SETS_DIR --half dev|test [--corpora CORPORA_DIR] [--together] [--tune N | --ablate]
                                     every set of SETS_DIR, one table; --tune searches the
-                                    docs page scoring, --ablate turns each component off
+                                    docs page scoring, --ablate turns each component off;
+                                    --together indexes the corpora as repositories of one engine
 
 Prints nDCG@10, Recall@10, Recall@100 and MRR@10 (trec_eval conventions),
 and hit@1 and hit@5 (the share of queries with a relevant document in the
@@ -84,11 +86,11 @@ returned), averaged over the queries that have a relevant document.
 		case *tune > 0 && *ablate:
 			return usageError{errors.New("--tune and --ablate run alone: choose one")}
 		case *tune > 0:
-			return evalTune(ctx, *setsDir, *corpora, *half, *tune, *limit, stdout)
+			return evalTune(ctx, *setsDir, *corpora, *half, *tune, eval.Options{Limit: *limit, Together: *together}, stdout)
 		case *ablate:
-			return evalAblate(ctx, *setsDir, *corpora, *half, *limit, stdout)
+			return evalAblate(ctx, *setsDir, *corpora, *half, eval.Options{Limit: *limit, Together: *together}, stdout)
 		}
-		return evalSets(ctx, *setsDir, *corpora, *half, *limit, mode, *asJSON, stdout, stderr)
+		return evalSets(ctx, *setsDir, *corpora, *half, eval.Options{Limit: *limit, Together: *together, Semantic: &mode}, *asJSON, stdout, stderr)
 	}
 	stripKeys, err := frontMatterKeys(*strip)
 	if err != nil {

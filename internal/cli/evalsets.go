@@ -7,13 +7,12 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/eval"
 )
 
 // evalSets evaluates one half of every judged docs set under setsDir and
 // prints one row per set: set, queries, hit@1, hit@5, nDCG@10.
-func evalSets(ctx context.Context, setsDir, corpora, half string, limit int, mode engine.SemanticMode, asJSON bool, stdout, stderr io.Writer) error {
+func evalSets(ctx context.Context, setsDir, corpora, half string, opts eval.Options, asJSON bool, stdout, stderr io.Writer) error {
 	if half != eval.Dev && half != eval.Test {
 		return usageError{fmt.Errorf("--half %q: want %s or %s", half, eval.Dev, eval.Test)}
 	}
@@ -21,7 +20,7 @@ func evalSets(ctx context.Context, setsDir, corpora, half string, limit int, mod
 	if err != nil {
 		return err
 	}
-	reps, err := eval.RunSets(ctx, sets, corpora, half, eval.Options{Limit: limit, Semantic: &mode})
+	reps, err := eval.RunSets(ctx, sets, corpora, half, opts)
 	if err != nil {
 		return err
 	}

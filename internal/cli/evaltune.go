@@ -12,12 +12,12 @@ import (
 
 // evalTune searches the docs page scoring on one half of the judged sets
 // (eval.Tune) and prints every step, then the best setting.
-func evalTune(ctx context.Context, setsDir, corpora, half string, rounds, limit int, stdout io.Writer) error {
+func evalTune(ctx context.Context, setsDir, corpora, half string, rounds int, opts eval.Options, stdout io.Writer) error {
 	sets, err := eval.LoadSets(setsDir)
 	if err != nil {
 		return err
 	}
-	best, steps, err := eval.Tune(ctx, sets, corpora, half, eval.Options{Limit: limit}, engine.DefaultPageScoring(), rounds)
+	best, steps, err := eval.Tune(ctx, sets, corpora, half, opts, engine.DefaultPageScoring(), rounds)
 	if err != nil {
 		return err
 	}
@@ -43,13 +43,13 @@ func evalTune(ctx context.Context, setsDir, corpora, half string, rounds, limit 
 
 // evalAblate prints the default page scoring and each of its components
 // off in turn (eval.Ablation), hit@1 and nDCG@10 of every set.
-func evalAblate(ctx context.Context, setsDir, corpora, half string, limit int, stdout io.Writer) error {
+func evalAblate(ctx context.Context, setsDir, corpora, half string, opts eval.Options, stdout io.Writer) error {
 	sets, err := eval.LoadSets(setsDir)
 	if err != nil {
 		return err
 	}
 	names, settings := eval.Ablation(engine.DefaultPageScoring())
-	reps, err := eval.RunSetsScored(ctx, sets, corpora, half, eval.Options{Limit: limit}, settings)
+	reps, err := eval.RunSetsScored(ctx, sets, corpora, half, opts, settings)
 	if err != nil {
 		return err
 	}

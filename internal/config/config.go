@@ -200,6 +200,10 @@ type Repository struct {
 	// Exclude lists doublestar globs of files and directories to skip,
 	// besides .git and node_modules, which the watcher always skips.
 	Exclude []string `json:"exclude"`
+	// Demote lists doublestar globs of pages that docs ranking places
+	// below current ones, as it places pages under a legacy, deprecated or
+	// archive folder: superseded pages that their path does not name.
+	Demote []string `json:"demote"`
 }
 
 // applyDefaults fills the fields a repository entry may omit.
@@ -211,7 +215,7 @@ func (r *Repository) applyDefaults() {
 
 // Meta is what the repository contributes to conflict resolution.
 func (r Repository) Meta() contract.RepoMeta {
-	return contract.RepoMeta{Priority: r.Priority, Type: r.Type}
+	return contract.RepoMeta{Priority: r.Priority, Type: r.Type, Demote: slices.Clone(r.Demote)}
 }
 
 // Redaction adds rules to the redactor's built-in ones.

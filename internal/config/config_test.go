@@ -86,7 +86,7 @@ func TestRepositoryDefaults(t *testing.T) {
 	if r.Priority != 100 || r.Type != contract.RepoCore || r.Glob != "**/*.{md,mdx}" || r.Exclude != nil {
 		t.Errorf("defaults not applied: %+v", r)
 	}
-	if got := r.Meta(); got != (contract.RepoMeta{Priority: 100, Type: "core"}) {
+	if got := r.Meta(); !reflect.DeepEqual(got, contract.RepoMeta{Priority: 100, Type: "core"}) {
 		t.Errorf("Meta() = %+v", got)
 	}
 }
@@ -315,6 +315,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"repositories not array", `{"repositories":{"name":"a"}}`, []string{`repositories: must be an array`}},
 		{"repository not object", `{"repositories":["docs"]}`, []string{`repositories[0]: must be an object`}},
 		{"exclude element", `{"repositories":[{"name":"a","path":"/x","exclude":["a/**",3]}]}`, []string{`repositories[0].exclude[1]: must be a string`}},
+		{"demote element", `{"repositories":[{"name":"a","path":"/x","demote":["v1/**",3]}]}`, []string{`repositories[0].demote[1]: must be a string`}},
 		{"nats not object", `{"nats":"nats://x"}`, []string{`nats: must be an object`}},
 		{"duplicate key", `{"dataDir":"a","dataDir":"b"}`, []string{`dataDir: appears more than once`}},
 		{"not an object", `[1,2]`, []string{`must be a JSON object`}},
@@ -375,6 +376,10 @@ func TestValidate(t *testing.T) {
 		{"repo glob absolute", func(c *Config) { c.Repositories[0].Glob = "/docs/**" }, "repositories[0].glob: \"/docs/**\" must be relative"},
 		{"repo exclude invalid", func(c *Config) { c.Repositories[1].Exclude = []string{"ok/**", "[bad"} },
 			`repositories[1].exclude[1]: "[bad" is not a valid glob`},
+		{"repo demote invalid", func(c *Config) { c.Repositories[0].Demote = []string{"v1/**", "[bad"} },
+			`repositories[0].demote[1]: "[bad" is not a valid glob`},
+		{"repo demote absolute", func(c *Config) { c.Repositories[0].Demote = []string{"/v1/**"} },
+			`repositories[0].demote[0]: "/v1/**" must be relative`},
 
 		{"nats listen empty", func(c *Config) { c.NATS.Listen = "" }, "nats.listen: required"},
 		{"nats listen bad", func(c *Config) { c.NATS.Listen = "localhost" }, `nats.listen: "localhost" is not host:port`},
@@ -536,5 +541,20 @@ func TestSecretPatterns(t *testing.T) {
 	}
 	if _, err := parse(t, `{"redaction":{"secretPatterns":"sk-.*"}}`); err == nil || !strings.Contains(err.Error(), "redaction.secretPatterns: must be an array") {
 		t.Errorf("a string for secretPatterns: %v", err)
+	}
+}
+
+// A repository's demote globs are read and travel in its meta.
+func TestRepositoryDemote(t *testing.T) {
+	c, err := Parse([]byte(`{"repositories": [{"name": "docs", "path": "/d", "demote": ["v1/**", "**/old-*.md"]}]}`), "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"v1/**", "**/old-*.md"}
+	if got := c.Repositories[0].Demote; !slices.Equal(got, want) {
+		t.Errorf("demote = %q, want %q", got, want)
+	}
+	if got := c.Repositories[0].Meta().Demote; !slices.Equal(got, want) {
+		t.Errorf("meta demote = %q, want %q", got, want)
 	}
 }

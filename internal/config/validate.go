@@ -237,6 +237,9 @@ func validateRepositories(e *errs, repos []Repository) {
 		for j, g := range r.Exclude {
 			checkGlob(e, fmt.Sprintf("%s.exclude[%d]", field, j), g)
 		}
+		for j, g := range r.Demote {
+			checkGlob(e, fmt.Sprintf("%s.demote[%d]", field, j), g)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 )
@@ -41,6 +42,7 @@ func EncodeChunkSet(cs *ChunkSet) []byte {
 		w.str(c.ReadWhen)
 		w.str(c.Text)
 	}
+	writeDemote(w, cs.Meta.Demote)
 	return w.compress([]byte{chunkSetMagic})
 }
 
@@ -86,6 +88,7 @@ func DecodeChunkSetLimit(b []byte, maxFile int) (*ChunkSet, error) {
 		c.ReadWhen = r.str()
 		c.Text = r.str()
 	}
+	cs.Meta.Demote = r.demote()
 	if err := r.end("chunk set"); err != nil {
 		return nil, err
 	}
@@ -112,6 +115,30 @@ func openBody(b []byte, magic byte, limit int, what string, v any, open func([]b
 	}
 	r.checkUTF8 = true
 	return r, nil
+}
+
+// writeDemote appends a repository's demote globs (RepoMeta.Demote) to a
+// body, after every other field, and nothing when there are none: bodies
+// written before the globs existed decode unchanged, and so do bodies of
+// repositories without them.
+func writeDemote(w *writer, globs []string) {
+	if len(globs) > 0 {
+		w.strs(globs)
+	}
+}
+
+// demote reads what writeDemote wrote: the globs when bytes remain. An
+// empty list is never written, so one is an error, like any other
+// trailing bytes.
+func (r *reader) demote() []string {
+	if r.err != nil || len(r.buf) == 0 {
+		return nil
+	}
+	globs := r.strs()
+	if r.err == nil && len(globs) == 0 {
+		r.err = errors.New("an empty list of demote globs")
+	}
+	return globs
 }
 
 // end returns the error of a whole body read, which must leave no bytes,

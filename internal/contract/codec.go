@@ -61,6 +61,7 @@ func EncodeIndexDoc(doc *IndexDoc) ([]byte, error) {
 		}
 		w.bytes(c.Vec)
 	}
+	writeDemote(w, doc.Meta.Demote)
 	head := [9]byte{indexMagic}
 	binary.BigEndian.PutUint64(head[1:], doc.SourceSeq)
 	return w.compress(head[:]), nil
@@ -129,6 +130,7 @@ func DecodeIndexDoc(b []byte) (*IndexDoc, error) {
 	default:
 		r.compact(doc, true)
 	}
+	doc.Meta.Demote = r.demote()
 	if r.err != nil {
 		return nil, fmt.Errorf("decode index doc: %w", r.err)
 	}

@@ -132,11 +132,22 @@ func DocKey(repo, path string) string {
 type RepoMeta struct {
 	Priority int    `json:"priority"`
 	Type     string `json:"type"`
+	// Demote lists doublestar globs, relative to the repository root, of
+	// pages that docs ranking places below current ones, like the pages of
+	// a legacy folder: what the path alone does not tell.
+	Demote []string `json:"demote,omitempty"`
 }
 
 // String renders the meta for HeaderRepoMeta; a change in it makes the
-// watcher republish the repository's files.
-func (m RepoMeta) String() string { return fmt.Sprintf("p=%d;t=%s", m.Priority, m.Type) }
+// watcher republish the repository's files. A meta without demote globs
+// renders as it did before they existed.
+func (m RepoMeta) String() string {
+	s := fmt.Sprintf("p=%d;t=%s", m.Priority, m.Type)
+	if len(m.Demote) > 0 {
+		s += ";d=" + strings.Join(m.Demote, ",")
+	}
+	return s
+}
 
 // FileEvent is the payload of a KH_FILES message: the latest redacted
 // content of a file, or its tombstone.

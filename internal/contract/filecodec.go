@@ -27,6 +27,7 @@ func EncodeFileEvent(ev *FileEvent) []byte {
 	w.str(ev.Meta.Type)
 	w.bool(ev.Deleted)
 	w.str(ev.Content)
+	writeDemote(w, ev.Meta.Demote)
 	return w.compress([]byte{fileEventMagic})
 }
 
@@ -65,6 +66,7 @@ func DecodeFileEventLimit(b []byte, maxContent int) (*FileEvent, error) {
 	ev.Meta.Type = r.str()
 	ev.Deleted = r.bool()
 	ev.Content = r.str()
+	ev.Meta.Demote = r.demote()
 	if err := r.end("file event"); err != nil {
 		return nil, err
 	}

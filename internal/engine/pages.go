@@ -50,31 +50,53 @@ type PageScoring struct {
 	// bigram of a run of m bigrams weighs (1 - CJKDamp) × m^-CJKRunPower.
 	CJKDamp     float64
 	CJKRunPower float64
+	// Legacy and Dated are the shares of their scores that legacy and
+	// dated pages (PageRole) lose, so that the current reference page wins
+	// when both match: a superseded product's page describes what no
+	// longer holds, and a release note or a blog post tells what changed
+	// once, in passing, where the reference page is about it.
+	Legacy float64
+	Dated  float64
+	// RepoFocus, when positive and several repositories are indexed,
+	// scales a section by its repository's lift, relative to the best
+	// lift of the head, raised to RepoFocus. A repository's lift is its
+	// share of the rescored hits' scores over its share of the index's
+	// sections: the repository the question is about holds more of the
+	// head than its size explains, while a large repository's stray page
+	// comes with few others.
+	RepoFocus float64
 }
 
 // DefaultPageScoring returns the page parameters chosen on the dev
 // halves of the judged docs sets (internal/eval/testdata/docs) by rounds
 // of coordinate ascent (knowhub eval --sets ... --half dev --tune),
-// maximising the mean over sets of hit@1 and nDCG@10 averaged: 0.754
-// without page evidence, 0.8586 with it (knowhub eval ... --half dev
-// --ablate). Focus carries most of the gain (0.8077 without it); siblings
-// add 0.021 and CJK damping 0.006. Rescoring the best 100 hits rather
-// than 50 scores no higher and would cost 1.8 times today's search
-// median against 1.2 times (BenchmarkSearchDocs). CJK damping
-// (CJKDamp 0.35, CJKRunPower 0.25) lifts the Chinese summaries from 0.753
-// to 0.802 hit@1 and holds the Chinese questions; it leaves queries
-// without CJK text alone. Coordination over the section scored lower at
-// every strength tried (0.1 to 3): BM25's saturation already keeps one
-// repeated word from dominating, and long queries rarely match every
-// word, so the share of them a section holds mostly grows with its
-// length. Page coordination at 0.1 scores 0.863 on the dev halves but
-// costs SciFact (0.7009 to 0.6999), so it stays off. The heading outline
-// (Outline: the share of the query's words named by any of the page's
-// headings) is built but off: it scored lower at every weight tried (0.05
-// to 1; sections already weigh their own headings at 2.5, so the outline
-// mostly adds the headings of sections that did not match).
+// maximising the mean over sets of hit@1 and nDCG@10 averaged (see
+// docs/performance.md for the figures and the ablation). Focus carries
+// most of the gain; siblings and CJK damping add less. Rescoring the best
+// 100 hits rather than 50 scores no higher and would cost 1.8 times
+// today's search median against 1.2 times (BenchmarkSearchDocs). CJK
+// damping (CJKDamp 0.35, CJKRunPower 0.25) lifts the Chinese summaries
+// from 0.753 to 0.802 hit@1 and holds the Chinese questions; it leaves
+// queries without CJK text alone. Page coordination at 0.1 keeps a page
+// that matches one stray word of a question (often the name of another
+// feature) below the page that covers the question; it gains on the dev
+// halves and costs SciFact one query at hit@1 (nDCG@10 0.7009 to 0.6999),
+// which is noise. Legacy pages keep a fifth of their score (Legacy 0.8)
+// and dated pages four fifths (Dated 0.2; 0.4 scored within 0.001 on the
+// dev halves). Coordination over the section scored lower at every
+// strength tried (0.1 to 3): BM25's saturation already keeps one repeated
+// word from dominating, and long queries rarely match every word, so the
+// share of them a section holds mostly grows with its length. The heading
+// outline (Outline: the share of the query's words named by any of the
+// page's headings) is built but off: it scored lower at every weight
+// tried (0.05 to 1; sections already weigh their own headings at 2.5, so
+// the outline mostly adds the headings of sections that did not match).
+// Repository focus (RepoFocus 0.5) acts only when several repositories
+// are indexed: with the four corpora of the question sets in one engine
+// (knowhub eval --sets ... --together), the dev objective is 0.6750
+// without it, 0.6796 at 0.25, 0.6880 at 0.5 and 0.6848 at 1.
 func DefaultPageScoring() PageScoring {
-	return PageScoring{Depth: 50, Siblings: 0.05, Focus: 0.3, FocusSections: 64, CJKDamp: 0.35, CJKRunPower: 0.25}
+	return PageScoring{Depth: 50, Siblings: 0.05, Focus: 0.3, FocusSections: 64, CJKDamp: 0.35, CJKRunPower: 0.25, Legacy: 0.8, Dated: 0.2, PageCoord: 0.1, RepoFocus: 0.5}
 }
 
 // rankPages rescores the head of hits (sorted, from Search on ix with
@@ -82,7 +104,8 @@ func DefaultPageScoring() PageScoring {
 func rankPages(ix *search.Index, hits []search.Hit, terms []search.Term, p PageScoring) {
 	n := min(len(hits), p.Depth)
 	coord := p.Coord > 0 || p.PageCoord > 0
-	if n == 0 || n < 2 && !coord && p.Outline <= 0 {
+	roles := p.Legacy > 0 || p.Dated > 0
+	if n == 0 || n < 2 && !coord && p.Outline <= 0 && !roles {
 		return
 	}
 	head := hits[:n]
@@ -126,6 +149,10 @@ func rankPages(ix *search.Index, hits []search.Hit, terms []search.Term, p PageS
 			outlineTotal += w
 		}
 	}
+	var repoFactor map[string]float64
+	if p.RepoFocus > 0 {
+		repoFactor = repoLift(ix, head, own, p.RepoFocus)
+	}
 	byPage := make([]int, n)
 	for i := range byPage {
 		byPage[i] = i
@@ -155,6 +182,12 @@ func rankPages(ix *search.Index, hits []search.Hit, terms []search.Term, p PageS
 		}
 		if p.Outline > 0 && outlineTotal > 0 {
 			factor *= 1 + p.Outline*groupShare(outline[page[members[0]]], outlineWeights, outlineTotal)
+		}
+		if repoFactor != nil {
+			factor *= repoFactor[src.Repo]
+		}
+		if roles {
+			factor *= p.roleFactor(roleOfSource(src))
 		}
 		if p.Focus > 0 && src.Chunks > 1 {
 			c := max(p.FocusSections, 1)
@@ -195,4 +228,42 @@ func groupShare(m uint64, weights []float64, total float64) float64 {
 		}
 	}
 	return s / total
+}
+
+// repoLift returns, when the index holds several repositories, each head
+// repository's factor under RepoFocus f (see PageScoring.RepoFocus), or nil.
+func repoLift(ix *search.Index, head []search.Hit, own []float64, f float64) map[string]float64 {
+	var repos []string
+	var score []float64
+	total := 0.0
+	for i, h := range head {
+		k := slices.Index(repos, h.Entry.Source.Repo)
+		if k < 0 {
+			k = len(repos)
+			repos = append(repos, h.Entry.Source.Repo)
+			score = append(score, 0)
+		}
+		score[k] += own[i]
+		total += own[i]
+	}
+	shares, n := ix.RepoShares(repos)
+	if n < 2 || total <= 0 {
+		return nil
+	}
+	lift := make([]float64, len(repos))
+	best := 0.0
+	for k := range repos {
+		if shares[k] > 0 {
+			lift[k] = score[k] / total / shares[k]
+			best = max(best, lift[k])
+		}
+	}
+	if best <= 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(repos))
+	for k, r := range repos {
+		out[r] = math.Pow(lift[k]/best, f)
+	}
+	return out
 }

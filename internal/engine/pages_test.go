@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/knowhub/knowhub/internal/contract"
@@ -71,5 +72,33 @@ func TestCoordination(t *testing.T) {
 	}
 	if got := top(e.WithPageScoring(PageScoring{Depth: 100, Coord: 1})); got != "a.md" {
 		t.Errorf("first %s, want a.md", got)
+	}
+}
+
+// With page coordination (on by default), the page that holds every word
+// of the question beats one that repeats a single word of it, here the
+// name of another feature ("mirror"), many times; without, the repetition
+// wins.
+func TestPageCoordinationResistsAStrayWord(t *testing.T) {
+	pages := map[string]string{
+		"replication.md": "# Replication\n\nKeep a read-only copy of a stream in another region.\n",
+		"mirror.md":      "# Mirror\n\nA mirror mirrors. Mirror the mirror with a mirror: mirror, mirror, mirror.\n\n## Mirror options\n\nMirror mirror mirror.\n",
+		"copy.md":        "# Copying\n\nCopy a stream to keep it; read it in another region only when needed.\n",
+		"regions.md":     "# Regions\n\nServers in each region keep a copy of a stream; read only what you need.\n",
+		"streams.md":     "# Streams\n\nA stream keeps messages; read a copy of them in any region, only once.\n",
+	}
+	// Pages that share the question's other words make them common.
+	for i := range 8 {
+		pages[fmt.Sprintf("f%d.md", i)] = fmt.Sprintf("# F%d\n\nKeep a copy of a stream in another region, read only.\n", i)
+	}
+	e := engineWithChunked(t, pages)
+	const q = "mirror: keep a read-only copy of a stream in another region"
+	off := DefaultPageScoring()
+	off.PageCoord = 0
+	if got := topPage(t, e.WithPageScoring(off), q); got != "mirror.md" {
+		t.Fatalf("without page coordination %s comes first: the case no longer tests anything", got)
+	}
+	if got := topPage(t, e, q); got != "replication.md" {
+		t.Errorf("first page %s, want replication.md", got)
 	}
 }

@@ -37,6 +37,9 @@ type Collection struct {
 	engine *engine.Engine
 	files  bool // a document has several chunks: collapse hits to files
 	tools  bool // documents are tools, searched through tool search
+	// repos names a document repository/path: several repositories share
+	// the index (IndexMarkdownRepos).
+	repos bool
 
 	// Docs and Chunks count what was indexed; IndexTime is how long
 	// reading, chunking, analysis and indexing took.
@@ -129,8 +132,41 @@ type MarkdownOptions struct {
 
 // IndexMarkdownWith is IndexMarkdown with options.
 func IndexMarkdownWith(ctx context.Context, dir string, opts MarkdownOptions) (*Collection, error) {
-	workers := opts.Workers
 	start := time.Now()
+	c := newCollection(true)
+	if err := c.addMarkdown(ctx, repo, dir, opts, 0); err != nil {
+		return nil, err
+	}
+	c.IndexTime = time.Since(start)
+	return c, nil
+}
+
+// RepoDir is one repository of IndexMarkdownRepos.
+type RepoDir struct {
+	Repo, Dir string
+}
+
+// IndexMarkdownRepos indexes several folders into one engine, each as a
+// repository of its own (with equal priority and type), as `knowhub up`
+// does with several repositories configured. A document's ID is
+// repo/path.
+func IndexMarkdownRepos(ctx context.Context, dirs []RepoDir, opts MarkdownOptions) (*Collection, error) {
+	start := time.Now()
+	c := newCollection(true)
+	c.repos = true
+	for i, d := range dirs {
+		if err := c.addMarkdown(ctx, d.Repo, d.Dir, opts, uint64(i)<<32); err != nil {
+			return nil, err
+		}
+	}
+	c.IndexTime = time.Since(start)
+	return c, nil
+}
+
+// addMarkdown indexes the Markdown files under dir as repository name,
+// numbering their sequences from seqBase.
+func (c *Collection) addMarkdown(ctx context.Context, name, dir string, opts MarkdownOptions, seqBase uint64) error {
+	workers := opts.Workers
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -148,9 +184,8 @@ func IndexMarkdownWith(ctx context.Context, dir string, opts MarkdownOptions) (*
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("walk %s: %w", dir, err)
+		return fmt.Errorf("walk %s: %w", dir, err)
 	}
-	c := newCollection(true)
 	an := c.engine.Analyzer()
 	var (
 		docs, chunks atomic.Int64
@@ -182,20 +217,21 @@ func IndexMarkdownWith(ctx context.Context, dir string, opts MarkdownOptions) (*
 		if len(cs) == 0 {
 			return nil
 		}
-		seq := uint64(i + 1)
-		set := &contract.ChunkSet{Schema: contract.SchemaVersion, Repo: repo, Path: rel, FileSeq: seq, Chunks: cs}
-		c.engine.Apply(contract.DocKey(repo, rel), indexer.BuildDoc(set, an), seq)
+		seq := seqBase + uint64(i+1)
+		set := &contract.ChunkSet{Schema: contract.SchemaVersion, Repo: name, Path: rel, FileSeq: seq,
+			Meta: contract.RepoMeta{Priority: 100, Type: contract.RepoCore}, Chunks: cs}
+		c.engine.Apply(contract.DocKey(name, rel), indexer.BuildDoc(set, an), seq)
 		docs.Add(1)
 		chunks.Add(int64(len(cs)))
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	sort.Strings(c.Skipped)
-	c.Docs, c.Chunks = int(docs.Load()), int(chunks.Load())
-	c.IndexTime = time.Since(start)
-	return c, nil
+	c.Docs += int(docs.Load())
+	c.Chunks += int(chunks.Load())
+	return nil
 }
 
 // WithPageScoring returns a view of c, sharing its index, that searches
@@ -238,11 +274,15 @@ func (c *Collection) Search(q string, k int) ([]Ranked, error) {
 		if len(out) == k {
 			break
 		}
-		if seen[h.Path] {
+		id := h.Path
+		if c.repos {
+			id = h.Repo + "/" + h.Path
+		}
+		if seen[id] {
 			continue
 		}
-		seen[h.Path] = true
-		out = append(out, Ranked{DocID: h.Path, Score: h.Score})
+		seen[id] = true
+		out = append(out, Ranked{DocID: id, Score: h.Score})
 	}
 	return out, nil
 }

@@ -45,6 +45,12 @@ type Options struct {
 	// Semantic is the semantic matching used (RunSets only; see
 	// Collection.SetSemantic); nil leaves the default.
 	Semantic *engine.SemanticMode
+	// Together (RunSets only) indexes the corpora of every set that
+	// strips no front matter into one engine, each corpus a repository of
+	// its own, as `knowhub up` serves several repositories: a set's
+	// judged page then also has to come from its own repository. Sets
+	// that strip front matter are evaluated alone.
+	Together bool
 }
 
 // Result is one evaluated query.

@@ -180,11 +180,39 @@ func RunSetsScored(ctx context.Context, sets []Set, corporaDir, half string, opt
 	n := max(len(pages), 1)
 	out := make([][]SetReport, n)
 	cols := map[string]*Collection{}
+	var shared *Collection
+	if opts.Together {
+		var dirs []RepoDir
+		for _, s := range sets {
+			if len(s.StripFrontMatter) == 0 && !slices.ContainsFunc(dirs, func(d RepoDir) bool { return d.Repo == s.Corpus }) {
+				dirs = append(dirs, RepoDir{Repo: s.Corpus, Dir: filepath.Join(corporaDir, s.Corpus)})
+			}
+		}
+		var err error
+		if shared, err = IndexMarkdownRepos(ctx, dirs, MarkdownOptions{Workers: opts.Workers}); err != nil {
+			return nil, err
+		}
+		if opts.Semantic != nil {
+			shared.SetSemantic(*opts.Semantic)
+		}
+	}
 	for i, s := range sets {
 		strip := slices.Clone(s.StripFrontMatter)
 		sort.Strings(strip)
 		key := s.Corpus + "\x00" + strings.Join(strip, ",")
 		col := cols[key]
+		if shared != nil && len(strip) == 0 {
+			col = shared
+			prefixed := make(Qrels, len(halves[i].qrels))
+			for q, rel := range halves[i].qrels {
+				m := make(map[string]int, len(rel))
+				for doc, g := range rel {
+					m[s.Corpus+"/"+doc] = g
+				}
+				prefixed[q] = m
+			}
+			halves[i].qrels = prefixed
+		}
 		if col == nil {
 			dir := filepath.Join(corporaDir, s.Corpus)
 			var err error

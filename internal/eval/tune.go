@@ -39,6 +39,9 @@ func PageParams() []PageParam {
 		{"outline", []float64{0, 0.05, 0.1, 0.2, 0.3, 0.5, 1}, func(p *engine.PageScoring, v float64) { p.Outline = v }},
 		{"cjk_damp", []float64{0, 0.2, 0.35, 0.5, 0.65}, func(p *engine.PageScoring, v float64) { p.CJKDamp = v }},
 		{"cjk_run_power", []float64{0, 0.15, 0.25, 0.35, 0.5}, func(p *engine.PageScoring, v float64) { p.CJKRunPower = v }},
+		{"legacy", []float64{0, 0.2, 0.35, 0.5, 0.65, 0.8}, func(p *engine.PageScoring, v float64) { p.Legacy = v }},
+		{"dated", []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5}, func(p *engine.PageScoring, v float64) { p.Dated = v }},
+		{"repo_focus", []float64{0, 0.25, 0.5, 1, 2}, func(p *engine.PageScoring, v float64) { p.RepoFocus = v }},
 		{"depth", []float64{30, 40, 50, 70, 100}, func(p *engine.PageScoring, v float64) { p.Depth = int(v) }},
 	}
 }
@@ -118,6 +121,9 @@ func Ablation(p engine.PageScoring) (names []string, settings []engine.PageScori
 	}
 	add("no focus (generic pages)", func(q *engine.PageScoring) { q.Focus = 0 })
 	add("no CJK damping", func(q *engine.PageScoring) { q.CJKDamp, q.CJKRunPower = 0, 0 })
+	add("no legacy pages below", func(q *engine.PageScoring) { q.Legacy = 0 })
+	add("no dated pages below", func(q *engine.PageScoring) { q.Dated = 0 })
+	add("no repository focus", func(q *engine.PageScoring) { q.RepoFocus = 0 })
 	add("no page evidence at all", func(q *engine.PageScoring) { *q = engine.PageScoring{} })
 	return names, settings
 }

@@ -13,7 +13,7 @@ func Search(doc *contract.IndexDoc) *search.Doc {
 	doc = doc.Compact()
 	out := &search.Doc{
 		Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq,
-		Meta: search.Meta{Priority: doc.Meta.Priority, Type: doc.Meta.Type}, Deleted: doc.Deleted,
+		Meta: search.Meta{Priority: doc.Meta.Priority, Type: doc.Meta.Type, Demote: doc.Meta.Demote}, Deleted: doc.Deleted,
 		Vocab: doc.Vocab, Chunks: make([]search.Chunk, len(doc.Chunks)),
 	}
 	for i := range doc.Chunks {

@@ -1,6 +1,9 @@
 package search
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+)
 
 // MaxGroups is the number of query word groups Coverage tells apart; the
 // words of a longer query share the last bit.
@@ -47,16 +50,19 @@ func (ix *Index) Coverage(hits []Hit, terms []Term) (groups []uint64, weights []
 	defer ix.mu.RUnlock()
 	qs, weights := ix.coverageTerms(terms)
 	groups = make([]uint64, len(hits))
-	for i, h := range hits {
-		var m uint64
-		for _, id := range h.Entry.terms {
-			for _, q := range qs {
-				if q.id == id {
-					m |= 1 << q.bit
-				}
+	// A posting list is ascending by entry ord (entries are appended in
+	// ord order, and compaction keeps it), so each hit is found in each
+	// query term's list by binary search: a few probes per term rather
+	// than a scan of all of the entry's terms.
+	for _, q := range qs {
+		postings := ix.lists[q.id].postings
+		for i, h := range hits {
+			if _, ok := slices.BinarySearchFunc(postings, h.Entry.ord, func(p posting, ord uint32) int {
+				return cmp.Compare(p.doc, ord)
+			}); ok {
+				groups[i] |= 1 << q.bit
 			}
 		}
-		groups[i] = m
 	}
 	return groups, weights
 }

@@ -77,3 +77,31 @@ func TestOutlineCoverage(t *testing.T) {
 		t.Errorf("outline groups %b %b, want 11 (telegram, bot: headings of two sections) and 0", groups[0], groups[1])
 	}
 }
+
+// RepoShares follows puts and removals.
+func TestRepoShares(t *testing.T) {
+	ix, err := New(Params{K1: 1.2, Fields: []Field{{Name: "body", Weight: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := func(repo, path string, chunks int) *Doc {
+		d := &Doc{Repo: repo, Path: path, SourceSeq: 1, Vocab: []string{"word"}}
+		for range chunks {
+			d.Chunks = append(d.Chunks, Chunk{Fields: []FieldTerms{{Field: "body", Terms: []uint32{0}, TFs: []uint32{1}}}})
+		}
+		return d
+	}
+	ix.Put("a/1", doc("a", "1.md", 3), nil)
+	if shares, n := ix.RepoShares([]string{"a", "b"}); n != 1 || shares[0] != 1 || shares[1] != 0 {
+		t.Errorf("one repository: shares %v of %d", shares, n)
+	}
+	ix.Put("b/1", doc("b", "1.md", 1), nil)
+	ix.Put("a/1", doc("a", "1.md", 1), nil) // replaced: 1 entry, not 4
+	if shares, n := ix.RepoShares([]string{"a", "b"}); n != 2 || shares[0] != 0.5 || shares[1] != 0.5 {
+		t.Errorf("two repositories: shares %v of %d", shares, n)
+	}
+	ix.Put("b/1", &Doc{Repo: "b", Path: "1.md", Deleted: true}, nil)
+	if shares, n := ix.RepoShares([]string{"a", "b"}); n != 1 || shares[0] != 1 || shares[1] != 0 {
+		t.Errorf("after removal: shares %v of %d", shares, n)
+	}
+}

@@ -82,6 +82,8 @@ type Doc struct {
 type Meta struct {
 	Priority int
 	Type     string
+	// Demote lists the repository's demote globs (contract.RepoMeta).
+	Demote []string
 }
 
 // Chunk is one searchable section of a Doc.
@@ -204,11 +206,13 @@ type Index struct {
 	lists    []postingList // by term id
 	// vocab lists term ids by first byte and length, for typo expansion
 	// and completions; it may hold removed ids (see vocabOf).
-	vocab   map[vocabKey][]uint32
-	alive   int
-	dead    int
-	sumLen  [MaxFields]uint64
-	applied uint64 // highest SourceSeq applied, for stats
+	vocab map[vocabKey][]uint32
+	alive int
+	dead  int
+	// repoEntries counts the live entries of each repository.
+	repoEntries map[string]int
+	sumLen      [MaxFields]uint64
+	applied     uint64 // highest SourceSeq applied, for stats
 	// gen counts the updates: every one may change the statistics that
 	// cached impacts depend on. searched is the generation the latest
 	// search saw.
@@ -323,6 +327,10 @@ func (ix *Index) Put(key string, doc *Doc, extra any) {
 		ix.alive++
 		list = append(list, e)
 	}
+	if ix.repoEntries == nil {
+		ix.repoEntries = make(map[string]int)
+	}
+	ix.repoEntries[doc.Repo] += len(list)
 	slices.Sort(src.Outline)
 	src.Outline = slices.Clip(slices.Compact(src.Outline))
 	ix.sources[key] = list
@@ -426,6 +434,12 @@ func (ix *Index) removeLocked(key string) {
 		return
 	}
 	delete(ix.sources, key)
+	if len(list) > 0 {
+		repo := list[0].Source.Repo
+		if ix.repoEntries[repo] -= len(list); ix.repoEntries[repo] <= 0 {
+			delete(ix.repoEntries, repo)
+		}
+	}
 	for _, e := range list {
 		st := &ix.stats[e.ord]
 		st.boost = 0
@@ -1363,4 +1377,20 @@ func less(a, b Hit) bool {
 		}
 	}
 	return a.Entry.Ord > b.Entry.Ord
+}
+
+// RepoShares returns, for each of repos, the share of the index's live
+// entries that the repository holds, and how many repositories the index
+// holds. It takes the read lock once.
+func (ix *Index) RepoShares(repos []string) (shares []float64, n int) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	shares = make([]float64, len(repos))
+	if ix.alive == 0 {
+		return shares, len(ix.repoEntries)
+	}
+	for i, r := range repos {
+		shares[i] = float64(ix.repoEntries[r]) / float64(ix.alive)
+	}
+	return shares, len(ix.repoEntries)
 }

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -263,7 +264,7 @@ func TestInitialSync(t *testing.T) {
 		}
 		raw := files[rel]
 		if ev.Content != content || ev.Deleted || ev.Schema != contract.SchemaVersion ||
-			ev.Repo != "docs" || ev.Path != rel || ev.Meta != meta || ev.SHA256 != shaOf(raw) ||
+			ev.Repo != "docs" || ev.Path != rel || !reflect.DeepEqual(ev.Meta, meta) || ev.SHA256 != shaOf(raw) ||
 			ev.Size != int64(len(raw)) {
 			t.Errorf("%s: event %+v", rel, ev)
 		}
@@ -417,7 +418,7 @@ func TestRepoMetaChangeRepublishes(t *testing.T) {
 	}
 	for _, rel := range []string{"a.md", "b/c.md"} {
 		ev, m := e.event(t, "docs", rel)
-		if ev.Meta != ext || m.Header.Get(contract.HeaderRepoMeta) != ext.String() {
+		if !reflect.DeepEqual(ev.Meta, ext) || m.Header.Get(contract.HeaderRepoMeta) != ext.String() {
 			t.Errorf("%s: meta %+v, header %q", rel, ev.Meta, m.Header.Get(contract.HeaderRepoMeta))
 		}
 	}

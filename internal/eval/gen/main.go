@@ -36,6 +36,9 @@ var sources = []source{
 	{name: "questions-prometheus", corpus: "prometheus-docs"},
 	{name: "questions-openclaw", corpus: "openclaw-docs"},
 	{name: "questions-zh", corpus: "openclaw-docs-zh-CN"},
+	{name: "symptoms-nats", corpus: "nats-docs"},
+	{name: "symptoms-prometheus", corpus: "prometheus-docs"},
+	{name: "symptoms-openclaw", corpus: "openclaw-docs"},
 }
 
 func main() {
