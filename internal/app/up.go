@@ -100,6 +100,9 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 	if u := srv.ClientURL(); u != config.DefaultNATSURL {
 		hint += " --nats-url " + u
 	}
+	if token != "" && filepath.Clean(cfg.DataDir) != config.DefaultDataDir {
+		hint += " --data " + cfg.DataDir // where the command finds the token
+	}
 	go func() {
 		label := "indexing"
 		if restart {
