@@ -221,6 +221,15 @@ func TestComposeDeployment(t *testing.T) {
 	}
 	natstest.WaitFor(t, 60*time.Second, "the mounted page searchable through the deployment", found)
 
+	// Every replica logs its address once it runs; the search above needs
+	// only one of each stage.
+	replicas := 0
+	for _, name := range workerNames {
+		replicas += max(1, cf.Services[name].Deploy.Replicas)
+	}
+	natstest.WaitFor(t, 30*time.Second, "every replica to start", func() bool {
+		return strings.Count(logs.String(), `msg="worker started"`) >= replicas
+	})
 	checkHealth(t, cf, workerNames, logs.String())
 
 	js, err := nc.JetStream()

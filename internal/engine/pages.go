@@ -232,6 +232,10 @@ func groupShare(m uint64, weights []float64, total float64) float64 {
 
 // repoLift returns, when the index holds several repositories, each head
 // repository's factor under RepoFocus f (see PageScoring.RepoFocus), or nil.
+// minFocusHead is the fewest hits a head needs for repository focus to
+// weigh the repositories by it.
+const minFocusHead = 4
+
 func repoLift(ix *search.Index, head []search.Hit, own []float64, f float64) map[string]float64 {
 	var repos []string
 	var score []float64
@@ -247,7 +251,10 @@ func repoLift(ix *search.Index, head []search.Hit, own []float64, f float64) map
 		total += own[i]
 	}
 	shares, n := ix.RepoShares(repos)
-	if n < 2 || total <= 0 {
+	// A head of a few hits says nothing of which repository a question is
+	// about: a tie between two repositories' copies of a page must stay a
+	// tie for priority to decide it.
+	if n < 2 || total <= 0 || len(head) < minFocusHead {
 		return nil
 	}
 	lift := make([]float64, len(repos))
