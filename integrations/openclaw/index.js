@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync, existsSync, rmSync } from "node:fs";
 import { tmpdir, homedir } from "node:os";
 import { join, delimiter } from "node:path";
 import {
-  Client, Reminders, resolveConfig, formatDocs, docsDetails, formatKB, kbDetails, formatSave,
+  Client, Reminders, resolveConfig, formatDocs, docsDetails, docEngineResults, formatKB, kbDetails, formatSave,
   validateSave, formatTools, sanitizeMessages, conversationAccess, CONVERSATION_ACCESS_HINT, KB_TYPES,
   REMINDER_SLOT_RE, KB_SCOPE, KB_TYPES_ACCEPTED, normalizeTypes, docEngineNotice, docEngineStats,
   OfflineQueue, ResultCache, stateDirOf,
@@ -315,6 +315,10 @@ export default {
           const r = await docsSearch(client, cfg, { query: p.query, topK: p.topK, repo: p.repoFilter ?? p.repo }, off);
           if (!r.ok && r.unreachable) return unreachableText("semantic_doc_search", r, (b) => formatDocs(p.query, b));
           if (!r.ok) return failed("semantic_doc_search", r);
+          if (cfg.docsOutput === "doc-engine") {
+            const results = docEngineResults(r.body);
+            return text(JSON.stringify(results, null, 2), { results });
+          }
           return text(formatDocs(p.query, r.body), docsDetails(r.body));
         },
       },

@@ -3,6 +3,8 @@
 // sanitizer. index.js wires it into OpenClaw's plugin API. Node's standard
 // library only.
 
+import { createHash } from "node:crypto";
+
 export const DEFAULT_API_URL = "http://127.0.0.1:7700";
 export const REMINDER_EVERY = { off: 0, minimal: 5, normal: 3, aggressive: 2 };
 export const KB_TYPES = ["user_profile", "strategy", "tool", "usecase", "definition", "plan"];
@@ -17,6 +19,7 @@ const CONFIG_KEYS = new Set([
   "apiUrl", "token", "submittedBy", "reminderMode", "enableServerExtraction", "privacyMode",
   "extractionTrigger", "topK", "kbTopK", "knowhubBin", "dataDir", "httpListen", "natsListen",
   "repositories", "chunkMaxTokens", "watchEnabled", "watchDebounceMs", "secretPatterns", "storage",
+  "docsOutput",
 ]);
 
 // resolveConfig checks plugins.entries.knowhub.config and fills defaults.
@@ -56,6 +59,7 @@ export function resolveConfig(raw) {
     privacyMode: oneOf("privacyMode", ["strict", "relaxed"], "strict"),
     extractionTrigger: oneOf("extractionTrigger", ["agent_end", "before_compaction"], "agent_end"),
     topK: int("topK", 5, 1, 50),
+    docsOutput: oneOf("docsOutput", ["text", "doc-engine"], "text"),
     kbTopK: int("kbTopK", 5, 1, 50),
     knowhubBin: str("knowhubBin", ""),
     dataDir: str("dataDir", ""),
@@ -179,6 +183,22 @@ export function formatDocs(query, body, { hitChars = HIT_CHARS, replyChars = REP
     out.push(`shadowed: ${oneLine(s.repo)}:${oneLine(s.path)} by ${oneLine(s.shadowed_by)} (${oneLine(s.reason)})`);
   }
   return out.join("\n\n");
+}
+
+// docEngineResults is a docs reply in the doc-engine plugin's own shape,
+// for prompts and skills written against it (docsOutput "doc-engine"):
+// one object per hit with its chunkId, repo, file, sectionPath, text,
+// hash (SHA-256 of the text), tokenCount (about four characters a
+// token), score, repoType and repoPriority.
+export function docEngineResults(body) {
+  return (body?.hits ?? []).map((h) => {
+    const t = h.content || h.snippet || "";
+    return {
+      chunkId: h.chunk_id, repo: h.repo, file: h.path, sectionPath: (h.heading_path ?? []).join(" > "),
+      text: t, hash: createHash("sha256").update(t).digest("hex"), tokenCount: Math.ceil(t.length / 4),
+      score: h.score, repoType: h.repo_type, repoPriority: h.priority,
+    };
+  });
 }
 
 export function docsDetails(body) {

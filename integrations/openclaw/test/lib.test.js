@@ -4,7 +4,7 @@ import { createServer } from "node:http";
 import {
   resolveConfig, Client, formatDocs, formatKB, formatSave, formatTools, validateSave, cut, Reminders, INTRO, REMINDER,
   sanitizeText, sanitizeMessages, conversationAccess,
-  normalizeTypes, docEngineNotice, docEngineStats, OfflineQueue, ResultCache, stateDirOf,
+  normalizeTypes, docEngineNotice, docEngineStats, OfflineQueue, ResultCache, stateDirOf, docEngineResults,
 } from "../lib.js";
 import * as fs from "node:fs";
 import { mkdtempSync } from "node:fs";
@@ -299,4 +299,22 @@ test("state dir: OpenClaw's resolver, else OPENCLAW_STATE_DIR, else OPENCLAW_HOM
   assert.equal(stateDirOf({ runtime: { state: { resolveStateDir: () => "/s" } } }, {}), "/s");
   assert.equal(stateDirOf({}, { OPENCLAW_STATE_DIR: "/x" }), "/x");
   assert.equal(stateDirOf({}, { OPENCLAW_HOME: "/h" }), "/h/.openclaw");
+});
+
+test("docsOutput doc-engine answers in doc-engine's result shape", () => {
+  assert.equal(resolveConfig({ docsOutput: "doc-engine" }).config.docsOutput, "doc-engine");
+  assert.equal(resolveConfig({}).config.docsOutput, "text");
+  assert.ok(resolveConfig({ docsOutput: "xml" }).errors.some((e) => /^docsOutput/.test(e)));
+  const body = { hits: [{ chunk_id: "c1", repo: "core", path: "concepts/models.md", heading_path: ["Models", "Fallbacks"],
+    content: "When the primary model fails, the next one is tried.", score: 4.05, repo_type: "core", priority: 1 }] };
+  const [r] = docEngineResults(body);
+  assert.deepEqual(Object.keys(r), ["chunkId", "repo", "file", "sectionPath", "text", "hash", "tokenCount", "score", "repoType", "repoPriority"]);
+  assert.equal(r.chunkId, "c1");
+  assert.equal(r.file, "concepts/models.md");
+  assert.equal(r.sectionPath, "Models > Fallbacks");
+  assert.equal(r.text, body.hits[0].content);
+  assert.match(r.hash, /^[0-9a-f]{64}$/);
+  assert.equal(r.tokenCount, Math.ceil(body.hits[0].content.length / 4));
+  assert.equal(r.repoType, "core");
+  assert.equal(r.repoPriority, 1);
 });
