@@ -104,6 +104,15 @@ func NewMCPServer(ops Ops, log *slog.Logger) *mcp.Server {
 			bound(s, "limit", 1, 1000, 100)
 		}),
 	}, t.listDocs)
+	// A docs page as a resource, for clients that attach resources rather
+	// than call tools: knowhub://docs/{repo}/{path}.
+	srv.AddResourceTemplate(&mcp.ResourceTemplate{
+		URITemplate: docsResourceTemplate,
+		Name:        "docs-page",
+		Title:       "Documentation page",
+		Description: "A page of the indexed documentation, every section in order with its heading path; list_docs names the repositories and pages.",
+		MIMEType:    "text/markdown",
+	}, t.readPageResource)
 	mcp.AddTool(srv, &mcp.Tool{
 		Name: ToolSearchTools,
 		Description: "Find the callable tools that fit a task, among every tool in knowhub's catalog (BM25 over name, " +
@@ -396,6 +405,32 @@ func indexingNote(c contract.Completeness) []mcp.Content {
 		return nil
 	}
 	return []mcp.Content{text(contract.IndexingNote)}
+}
+
+// docsResourceTemplate is the URI template of a docs page resource.
+const docsResourceTemplate = "knowhub://docs/{repo}/{+path}"
+
+// readPageResource serves knowhub://docs/{repo}/{path}: the page's
+// sections in order, each under its heading path.
+func (t *mcpTools) readPageResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	rest, ok := strings.CutPrefix(uri, "knowhub://docs/")
+	repo, path, _ := strings.Cut(rest, "/")
+	if !ok || repo == "" || path == "" {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	resp, err := t.ops.ReadDocs(ctx, contract.DocsReadRequest{Repo: repo, Path: path, Context: contract.ReadPage})
+	if errors.Is(err, ErrNotFound) || (err != nil && strings.Contains(err.Error(), "not found")) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	for _, s := range resp.Sections {
+		fmt.Fprintf(&b, "%s %s\n\n%s\n\n", strings.Repeat("#", max(1, len(s.HeadingPath))), strings.Join(s.HeadingPath, " > "), s.Text)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "text/markdown", Text: b.String()}}}, nil
 }
 
 // ListDocsInput is the input of list_docs.

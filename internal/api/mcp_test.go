@@ -194,6 +194,19 @@ func TestMCPToolsOverEveryBackend(t *testing.T) {
 					t.Errorf("list_docs of %s: %+v", repos.Repos[0].Repo, pages)
 				}
 				wantToolError(t, callTool(t, cs, api.ToolListDocs, map[string]any{"repo": "nosuch"}), "no repository")
+				// A page is a resource too.
+				tmpl, err := cs.ListResourceTemplates(t.Context(), nil)
+				if err != nil || len(tmpl.ResourceTemplates) != 1 {
+					t.Fatalf("resource templates: %v %+v", err, tmpl)
+				}
+				uri := "knowhub://docs/" + repos.Repos[0].Repo + "/" + pages.Pages[0].Path
+				res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+				if err != nil || len(res.Contents) != 1 || !strings.HasPrefix(res.Contents[0].Text, "#") {
+					t.Errorf("read %s: %v %+v", uri, err, res)
+				}
+				if _, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "knowhub://docs/nosuch/a.md"}); err == nil {
+					t.Error("an unknown page read as a resource")
+				}
 			})
 			t.Run("budget", func(t *testing.T) {
 				for _, budget := range []int{60, 1000} {
