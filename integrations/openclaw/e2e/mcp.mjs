@@ -43,6 +43,9 @@ const dataArgs = process.env.KNOWHUB_DATA_DIR ? ["--data", process.env.KNOWHUB_D
 const query = env("KNOWHUB_QUERY", "fallback model chain");
 const modelPort = Number(env("FAKE_MODEL_PORT", "0"));
 const tools = ["kb_save", "kb_search", "kb_update", "list_docs", "read_docs", "search_docs", "search_tools"].map((t) => `knowhub__${t}`);
+// OpenClaw's MCP client offers a server's resources (knowhub's docs pages)
+// to the model as two tools of its own.
+const listed = [...tools, "knowhub__resources_list", "knowhub__resources_read"].sort();
 
 function run(cmd, args, opts = {}) {
   return new Promise((resolve, reject) => {
@@ -153,16 +156,16 @@ writeFileSync(join(home, "openclaw.json"), JSON.stringify(config, null, 2));
 const ocEnv = { ...process.env, OPENCLAW_HOME: home, OPENCLAW_CONFIG_PATH: join(home, "openclaw.json"), OPENCLAW_OFFLINE: "1" };
 
 try {
-  // 1. The probe lists exactly the seven tools, without diagnostics.
+  // 1. The probe lists exactly knowhub's seven tools and the two resource tools, without diagnostics.
   const probe = await run(openclaw, ["mcp", "probe", "--json"], { env: ocEnv });
   if (probe.code !== 0) fail(`openclaw mcp probe: exit ${probe.code}\n${probe.stderr}`);
   const p = lastJSON(probe.stdout, "openclaw mcp probe");
-  const listed = [...(p.tools ?? [])].sort();
-  if (JSON.stringify(listed) !== JSON.stringify(tools)) fail(`probe lists ${JSON.stringify(listed)}, want ${JSON.stringify(tools)}`);
+  const got = [...(p.tools ?? [])].sort();
+  if (JSON.stringify(got) !== JSON.stringify(listed)) fail(`probe lists ${JSON.stringify(got)}, want ${JSON.stringify(listed)}`);
   if ((p.diagnostics ?? []).length > 0) fail(`probe diagnostics: ${JSON.stringify(p.diagnostics)}`);
   if (p.servers?.knowhub?.tools !== tools.length) fail(`probe server entry: ${JSON.stringify(p.servers)}`);
   if (/warn/i.test(probe.stderr)) fail(`probe warned:\n${probe.stderr}`);
-  console.log(`mcp e2e: probe lists ${listed.length} tools, no diagnostics`);
+  console.log(`mcp e2e: probe lists ${got.length} tools, no diagnostics`);
 
   // 2. One agent run: the model calls knowhub__search_docs through OpenClaw.
   const agent = await run(
