@@ -277,7 +277,12 @@ func split(path string, src []byte, opts Options) ([]contract.Chunk, error) {
 		key := pathKey(s.path)
 		occ := seen[key]
 		seen[key] = occ + 1
-		for part, txt := range splitUnits(all, r.units[s.first:s.last], maxTokens) {
+		parts := splitUnits(all, r.units[s.first:s.last], maxTokens)
+		md := ""
+		if len(parts) == 1 && s.mdStart >= 0 && s.mdEnd > s.mdStart {
+			md = strings.TrimSpace(string(body[s.mdStart:s.mdEnd]))
+		}
+		for part, txt := range parts {
 			hp := s.path
 			if part > 0 {
 				hp = slices.Clone(hp) // no two chunks share a slice
@@ -290,6 +295,7 @@ func split(path string, src []byte, opts Options) ([]contract.Chunk, error) {
 				Summary:     fm.summary,
 				ReadWhen:    fm.readWhen,
 				Text:        txt,
+				Markdown:    md,
 			})
 		}
 	}
@@ -320,6 +326,9 @@ type section struct {
 	path        []string // heading path; nil for the preamble
 	level       int      // heading level, 0 for the preamble
 	first, last int      // its units are r.units[first:last]
+	// mdStart and mdEnd bound its body in the source, heading line left
+	// out; mdEnd is 0 when the heading's place is unknown.
+	mdStart, mdEnd int
 }
 
 // sections walks the top-level blocks of doc and groups them by heading. It
@@ -336,8 +345,11 @@ func (r *renderer) sections(doc ast.Node, src []byte) ([]section, string) {
 		foundH1 bool
 		cur     section
 	)
-	keep := func(next int) {
+	keep := func(next, at int) {
 		cur.last = len(r.units)
+		if at >= 0 && cur.mdStart >= 0 {
+			cur.mdEnd = at
+		}
 		empty := cur.first == cur.last
 		switch {
 		case cur.level == 0 && empty:
@@ -355,7 +367,8 @@ func (r *renderer) sections(doc ast.Node, src []byte) ([]section, string) {
 			r.block(n, src, 0, true)
 			continue
 		}
-		keep(h.Level)
+		hStart, hEnd := headingLines(h, src)
+		keep(h.Level, hStart)
 		txt := r.headingText(h, src)
 		if h.Level == 1 && !foundH1 {
 			firstH1, foundH1 = txt, true
@@ -368,11 +381,53 @@ func (r *renderer) sections(doc ast.Node, src []byte) ([]section, string) {
 		for i, o := range stack {
 			hp[i] = o.text
 		}
-		cur = section{path: hp, level: h.Level, first: len(r.units)}
+		cur = section{path: hp, level: h.Level, first: len(r.units), mdStart: hEnd}
 		r.secStart = r.text.Len()
 	}
-	keep(0)
+	keep(0, len(src))
 	return out, firstH1
+}
+
+// headingLines returns where the source lines of the heading h start and
+// end (after the newline of its last line, a setext underline included),
+// or -1, -1 for an ATX heading without text, whose place goldmark does not
+// record.
+func headingLines(h *ast.Heading, src []byte) (int, int) {
+	lines := h.Lines()
+	if lines.Len() == 0 {
+		return -1, -1
+	}
+	start := lines.At(0).Start
+	for start > 0 && src[start-1] != '\n' {
+		start--
+	}
+	end := nextLine(src, lines.At(lines.Len()-1).Stop)
+	if !isATX(src[start:]) {
+		end = nextLine(src, end) // the setext underline
+	}
+	return start, end
+}
+
+// nextLine returns the offset after the newline at or after i, or
+// len(src).
+func nextLine(src []byte, i int) int {
+	if i > len(src) {
+		return len(src)
+	}
+	if j := bytes.IndexByte(src[i:], '\n'); j >= 0 {
+		return i + j + 1
+	}
+	return len(src)
+}
+
+// isATX reports whether line, a heading's first source line, is an ATX
+// heading: up to three spaces, then '#'.
+func isATX(line []byte) bool {
+	i := 0
+	for i < 3 && i < len(line) && line[i] == ' ' {
+		i++
+	}
+	return i < len(line) && line[i] == '#'
 }
 
 // pathKey encodes a heading path injectively: every heading is prefixed

@@ -58,7 +58,9 @@ type SearchHit struct {
 	ChunkID     string   `json:"chunk_id"`
 	Score       float64  `json:"score"`
 	Snippet     string   `json:"snippet,omitempty"`
-	// Content is the section text, when the request asked for it.
+	// Content is the section text, when the request asked for it: its
+	// Markdown as indexed (redacted), fences, inline code, links and
+	// tables intact, or its plain text for a section split into parts.
 	Content string `json:"content,omitempty"`
 	// ContentCut is set when Content was cut short by a bound.
 	ContentCut bool   `json:"content_truncated,omitempty"`

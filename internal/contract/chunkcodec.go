@@ -12,7 +12,13 @@ import (
 // mostly section text, which S2 halves, and the binary body decodes
 // without JSON's validation and unescaping passes. A chunk set that starts
 // otherwise is read as JSON, the form other producers may publish.
-const chunkSetMagic = 0xC5
+//
+// chunkSetMagic's layout carries each chunk's Markdown after its Text;
+// chunkSetMagicV1, still read, has none.
+const (
+	chunkSetMagicV1 = 0xC5
+	chunkSetMagic   = 0xC6
+)
 
 // maxChunkSetBytes bounds a decoded chunk set, so a corrupt length cannot
 // make the indexer allocate without limit; a file's chunk set is about the
@@ -41,6 +47,7 @@ func EncodeChunkSet(cs *ChunkSet) []byte {
 		w.str(c.Summary)
 		w.str(c.ReadWhen)
 		w.str(c.Text)
+		w.str(c.Markdown)
 	}
 	writeDemote(w, cs.Meta.Demote)
 	return w.compress([]byte{chunkSetMagic})
@@ -59,7 +66,12 @@ func DecodeChunkSet(b []byte) (*ChunkSet, error) {
 func DecodeChunkSetLimit(b []byte, maxFile int) (*ChunkSet, error) {
 	cs := &ChunkSet{}
 	// A chunk set is analysed and dropped: its many strings share its body.
-	r, err := openBody(b, chunkSetMagic, 2*maxFile+EventOverhead, "chunk set", cs, decompressOwned)
+	magic := byte(chunkSetMagic)
+	if len(b) > 0 && b[0] == chunkSetMagicV1 {
+		magic = chunkSetMagicV1
+	}
+	// The Markdown doubles what a chunk set may hold of the file.
+	r, err := openBody(b, magic, 4*maxFile+EventOverhead, "chunk set", cs, decompressOwned)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +99,9 @@ func DecodeChunkSetLimit(b []byte, maxFile int) (*ChunkSet, error) {
 		c.Summary = r.str()
 		c.ReadWhen = r.str()
 		c.Text = r.str()
+		if magic == chunkSetMagic {
+			c.Markdown = r.str()
+		}
 	}
 	cs.Meta.Demote = r.demote()
 	if err := r.end("chunk set"); err != nil {

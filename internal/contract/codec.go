@@ -24,10 +24,14 @@ import (
 // deltas with their frequencies, then the chunk's vector (IndexChunk.Vec).
 // Layout 2 is layout 3 without vectors; layout 1 repeated every term in
 // every chunk's field. Both are still read.
+//
+// Layout 4 (written) is layout 3 with each chunk's Markdown after its
+// header; layout 3 is still read.
 const (
 	indexMagicV1 = 0xB2
 	indexMagicV2 = 0xB3
-	indexMagic   = 0xB4
+	indexMagicV3 = 0xB4
+	indexMagic   = 0xB5
 )
 
 // maxIndexDocBytes bounds a decoded document, so a corrupt length cannot
@@ -48,6 +52,7 @@ func EncodeIndexDoc(doc *IndexDoc) ([]byte, error) {
 	for i := range doc.Chunks {
 		c := &doc.Chunks[i]
 		w.chunkHeader(c)
+		w.str(c.Markdown)
 		w.uint(uint64(len(c.Fields)))
 		for _, f := range c.Fields {
 			w.str(f.Field)
@@ -101,7 +106,7 @@ func (w *writer) chunkHeader(c *IndexChunk) {
 
 // IndexDocSeq returns the SourceSeq of an encoded IndexDoc without decoding it.
 func IndexDocSeq(b []byte) (uint64, error) {
-	if len(b) < 9 || (b[0] != indexMagic && b[0] != indexMagicV2 && b[0] != indexMagicV1) {
+	if len(b) < 9 || (b[0] != indexMagic && b[0] != indexMagicV3 && b[0] != indexMagicV2 && b[0] != indexMagicV1) {
 		return 0, errors.New("not an encoded index doc")
 	}
 	return binary.BigEndian.Uint64(b[1:9]), nil
@@ -128,6 +133,7 @@ func DecodeIndexDoc(b []byte) (*IndexDoc, error) {
 	case indexMagicV2:
 		r.compact(doc, false)
 	default:
+		r.markdown = b[0] == indexMagic
 		r.compact(doc, true)
 	}
 	doc.Meta.Demote = r.demote()
@@ -165,6 +171,9 @@ func (r *reader) chunkHeader(c *IndexChunk) {
 	c.Title = r.str()
 	c.Text = r.str()
 	c.Boost = math.Float64frombits(r.uint())
+	if r.markdown {
+		c.Markdown = r.str()
+	}
 }
 
 // chunks reads a document's chunk list: each chunk's header, then its
@@ -297,6 +306,8 @@ var errShort = errors.New("truncated")
 type reader struct {
 	buf []byte
 	err error
+	// markdown is set for index layouts that carry chunks' Markdown.
+	markdown bool
 	// checkUTF8 makes str fail on invalid UTF-8.
 	checkUTF8 bool
 	// alias makes str return strings that share buf, which the reader

@@ -177,7 +177,7 @@ func TestDecodeRejectsBadVocabularyIndexes(t *testing.T) {
 			w.uint(d)
 			w.uint(1)
 		}
-		v := append([]byte{indexMagic, 0, 0, 0, 0, 0, 0, 0, 1}, s2.Encode(nil, w.buf)...)
+		v := append([]byte{indexMagicV3, 0, 0, 0, 0, 0, 0, 0, 1}, s2.Encode(nil, w.buf)...)
 		if _, err := DecodeIndexDoc(v); err == nil {
 			t.Errorf("%s term indexes: decoded without error", name)
 		}

@@ -177,6 +177,11 @@ type Chunk struct {
 	// Text is the section body as plain text (Markdown syntax removed,
 	// code kept), already redacted.
 	Text string `json:"text"`
+	// Markdown is the section body as written (its heading line left
+	// out), already redacted: code fences with their language, inline
+	// code, links and tables intact. Empty when the section was split
+	// into parts, whose Text then stands in for it.
+	Markdown string `json:"markdown,omitempty"`
 }
 
 // ChunkSet is the payload of a KH_CHUNKS message: every chunk of one
@@ -217,6 +222,8 @@ type IndexChunk struct {
 	HeadingPath []string `json:"heading_path,omitempty"`
 	Title       string   `json:"title,omitempty"`
 	Text        string   `json:"text"`
+	// Markdown is the chunk's Chunk.Markdown, returned to agents.
+	Markdown string `json:"markdown,omitempty"`
 	// Terms is the chunk's term frequencies by field, as producers build
 	// them. A compact document (see IndexDoc.Compact) has Fields instead.
 	Terms map[string]map[string]int `json:"terms,omitempty"`

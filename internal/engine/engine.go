@@ -431,8 +431,14 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		hit := e.hit(h, ps, termSet)
 		// A section that fits in what is left goes whole; a longer one is
 		// cut while a useful part of it fits.
-		if limit := min(contract.MaxHitContentBytes, budget); req.Content && (len(h.Entry.Text) <= limit || limit >= minContentBytes) {
-			hit.Content, hit.ContentCut = CutText(h.Entry.Text, limit)
+		// Content is the section's Markdown, as indexed, when the chunker
+		// kept it; its plain text otherwise.
+		body := h.Entry.Markdown
+		if body == "" {
+			body = h.Entry.Text
+		}
+		if limit := min(contract.MaxHitContentBytes, budget); req.Content && (len(body) <= limit || limit >= minContentBytes) {
+			hit.Content, hit.ContentCut = CutText(body, limit)
 			budget -= len(hit.Content)
 		}
 		resp.Hits = append(resp.Hits, hit)

@@ -22,7 +22,7 @@ func Search(doc *contract.IndexDoc) *search.Doc {
 		for j, f := range c.Fields {
 			fields[j] = search.FieldTerms{Field: f.Field, Terms: f.Terms, TFs: f.TFs}
 		}
-		out.Chunks[i] = search.Chunk{ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text,
+		out.Chunks[i] = search.Chunk{ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text, Markdown: c.Markdown,
 			SectionKey: contract.SectionKey(doc.Path, c.HeadingPath), Boost: c.Boost, Fields: fields, Vec: c.Vec}
 	}
 	return out

@@ -77,6 +77,7 @@ func BuildDoc(cs *contract.ChunkSet, an *analysis.Analyzer) *contract.IndexDoc {
 			HeadingPath: c.HeadingPath,
 			Title:       c.Title,
 			Text:        c.Text,
+			Markdown:    c.Markdown,
 			Fields:      fields,
 		}
 		if isNavigation(c.HeadingPath) {

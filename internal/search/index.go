@@ -93,6 +93,9 @@ type Chunk struct {
 	HeadingPath []string
 	Title       string
 	Text        string
+	// Markdown is the section as written, for agents; empty when only
+	// Text is known.
+	Markdown string
 	// SectionKey groups the chunk with its counterparts in other
 	// repositories (see Entry.SectionKey).
 	SectionKey string
@@ -138,6 +141,8 @@ type Entry struct {
 	HeadingPath []string
 	Title       string
 	Text        string
+	// Markdown is the chunk's Markdown (Chunk.Markdown).
+	Markdown string
 	// SectionKey is the key that groups the entry with the same section
 	// in other repositories, as the caller computed it.
 	SectionKey string
@@ -273,7 +278,7 @@ func (ix *Index) Put(key string, doc *Doc, extra any) {
 	defer func() { clear(lists); ix.scratch.rows = rows[:0] }()
 	for i := range doc.Chunks {
 		c := &doc.Chunks[i]
-		e := &Entry{Source: src, ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text,
+		e := &Entry{Source: src, ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text, Markdown: c.Markdown,
 			SectionKey: c.SectionKey, Vec: c.Vec,
 			ord: uint32(len(ix.entries))}
 		st := docStat{boost: 1}
