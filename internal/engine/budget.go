@@ -35,7 +35,7 @@ func (e *Engine) budgeted(req contract.SearchRequest, q string, kept []search.Hi
 	shown := map[*search.Entry]bool{}
 	var chosen []search.Hit
 	for i, h := range kept {
-		text, cut := h.Entry.Text, false
+		text, cut := sectionBody(h.Entry), false
 		c := cost(h.Entry, text)
 		if c > left {
 			if i > 0 || len(chosen) > 0 {
@@ -72,9 +72,9 @@ func (e *Engine) budgeted(req contract.SearchRequest, q string, kept []search.Hi
 					continue
 				}
 				en := page[j]
-				if c := cost(en, en.Text); c <= left {
+				if c := cost(en, sectionBody(en)); c <= left {
 					resp.Context = append(resp.Context, contract.ContextSection{Repo: en.Source.Repo, Path: en.Source.Path,
-						HeadingPath: en.HeadingPath, ChunkID: en.ID, Of: h.Entry.ID, Text: en.Text})
+						HeadingPath: en.HeadingPath, ChunkID: en.ID, Of: h.Entry.ID, Text: sectionBody(en)})
 					left -= c
 					shown[en] = true
 				}
@@ -94,10 +94,11 @@ func (e *Engine) budgeted(req contract.SearchRequest, q string, kept []search.Hi
 }
 
 // cutToTokens returns the longest run of whole paragraphs from the start
-// of text that costs at most n tokens. A paragraph ends at a blank line,
-// or at a line break where the next line does not continue an indented
-// (code) block, so a code block is never cut in half; when even the first
-// paragraph is over n, it is cut after a line, then "" if no line fits.
+// of text that costs at most n tokens. A paragraph ends at a blank line
+// outside a fenced code block, or at a line break where neither line is
+// indented code, so a code block is never cut in half; when even the
+// first paragraph is over n, it is cut after a line, then "" if no line
+// fits.
 func (e *Engine) cutToTokens(text string, n int) string {
 	if e.tokens(text) <= n {
 		return text
@@ -108,7 +109,11 @@ func (e *Engine) cutToTokens(text string, n int) string {
 	}
 	best := ""
 	lines := strings.SplitAfter(text, "\n")
+	fenced := false
 	for i := range lines {
+		if t := strings.TrimSpace(lines[i]); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fenced = !fenced
+		}
 		end := strings.Join(lines[:i+1], "")
 		if e.tokens(end) > n {
 			break
@@ -121,7 +126,7 @@ func (e *Engine) cutToTokens(text string, n int) string {
 		// (indented) while this one is not either.
 		blank := strings.TrimSpace(lines[i]) == "" || strings.TrimSpace(next) == ""
 		code := strings.HasPrefix(lines[i], "    ") || strings.HasPrefix(lines[i], "\t") || strings.HasPrefix(next, "    ") || strings.HasPrefix(next, "\t")
-		if blank && !code || best == "" {
+		if blank && !code && !fenced || best == "" {
 			best = end
 		}
 	}

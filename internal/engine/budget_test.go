@@ -90,3 +90,18 @@ func TestCutToTokens(t *testing.T) {
 		}
 	}
 }
+
+// A fenced code block is cut whole or not at all.
+func TestCutToTokensKeepsFencesWhole(t *testing.T) {
+	e := NewEngine(Limits{Tokens: chunker.EstimateTokens})
+	text := "Run the gateway:\n\n```sh\nopenclaw gateway run --port 18789\n\nopenclaw gateway status\n```\n\nThen check the logs."
+	for n := 1; n <= chunker.EstimateTokens(text); n++ {
+		got := e.cutToTokens(text, n)
+		if strings.Count(got, "```")%2 != 0 {
+			t.Errorf("cut to %d tokens leaves a fence open: %q", n, got)
+		}
+		if strings.Contains(got, "--port 18789") && !strings.Contains(got, "gateway status") {
+			t.Errorf("cut to %d tokens splits the fenced block: %q", n, got)
+		}
+	}
+}

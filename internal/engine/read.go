@@ -9,6 +9,15 @@ import (
 	"github.com/knowhub/knowhub/internal/search"
 )
 
+// sectionBody is what an agent reads of a section: its Markdown as
+// written when the index holds it, else its plain text.
+func sectionBody(en *search.Entry) string {
+	if en.Markdown != "" {
+		return en.Markdown
+	}
+	return en.Text
+}
+
 // ErrNotFound marks a read of a section or page the index does not hold.
 var ErrNotFound = errors.New("not found")
 
@@ -73,7 +82,7 @@ func (e *Engine) ReadDocs(req contract.DocsReadRequest) (*contract.DocsReadRespo
 		if from+i == target {
 			resp.Target = i
 		}
-		resp.Sections = append(resp.Sections, contract.DocsSection{ID: en.ID, Ord: en.Ord, HeadingPath: en.HeadingPath, Text: en.Text})
+		resp.Sections = append(resp.Sections, contract.DocsSection{ID: en.ID, Ord: en.Ord, HeadingPath: en.HeadingPath, Text: sectionBody(en)})
 	}
 	return resp, nil
 }
