@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/knowhub/knowhub/internal/contract"
@@ -76,5 +77,25 @@ func TestListReposAndPages(t *testing.T) {
 	}
 	if _, err := e.ListPages(contract.DocsPagesRequest{Repo: "r", Limit: 5000}); !errors.Is(err, ErrBadRequest) {
 		t.Errorf("limit over the bound: %v", err)
+	}
+}
+
+// A read hands back the section as written: its code fence and language,
+// inline code and links.
+func TestReadDocsKeepsMarkdown(t *testing.T) {
+	md := "# Run\n\n## Start\n\nStart it with `openclaw gateway run`, see [ports](ports.md):\n\n```sh\nopenclaw gateway run --port 18789\n```\n"
+	e := engineWithChunked(t, map[string]string{"run.md": md})
+	r, err := e.ReadDocs(contract.DocsReadRequest{Repo: "r", Path: "run.md"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := ""
+	for _, s := range r.Sections {
+		all += s.Text
+	}
+	for _, want := range []string{"```sh\nopenclaw gateway run --port 18789\n```", "`openclaw gateway run`", "[ports](ports.md)"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("read lacks %q:\n%s", want, all)
+		}
 	}
 }
