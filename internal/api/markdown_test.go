@@ -68,6 +68,11 @@ func startDocs(t *testing.T, token string, files map[string]string) (*app.Node, 
 	if err := app.WaitCaughtUp(wctx, srv.JS, node.Query.Engine().Revision); err != nil {
 		t.Fatal(err)
 	}
+	select { // replies no longer say the index is being built
+	case <-node.Complete():
+	case <-wctx.Done():
+		t.Fatal("the initial sync is not complete")
+	}
 	natstest.WaitFor(t, 10*time.Second, "the micro endpoints", func() bool {
 		_, err := (&api.Remote{NC: srv.NC}).SearchDocs(ctx, contract.SearchRequest{Query: "knowhub"})
 		return err == nil
