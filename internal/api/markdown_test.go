@@ -1,17 +1,13 @@
 package api_test
 
 import (
-	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/knowhub/knowhub/internal/api"
 	"github.com/knowhub/knowhub/internal/app"
@@ -42,41 +38,7 @@ func startDocs(t *testing.T, token string, files map[string]string) (*app.Node, 
 	cfg.HTTP.Tokens = []config.Token{{Name: "agent", Token: token}}
 	cfg.Watcher.DebounceMS = 20
 	cfg.Repositories = []config.Repository{{Name: "core", Path: dir, Priority: 10, Type: contract.RepoCore, Glob: config.DefaultGlob}}
-	ctx, cancel := context.WithCancel(context.Background())
-	node, err := app.NewNode(ctx, cfg, srv.NC, srv.JS, app.All, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- node.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("node stopped with %v", err)
-		}
-	})
-	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer wcancel()
-	for _, ch := range []<-chan struct{}{node.Watcher.Ready(), node.Query.Ready()} {
-		select {
-		case <-ch:
-		case <-wctx.Done():
-			t.Fatal("node not ready in time")
-		}
-	}
-	if err := app.WaitCaughtUp(wctx, srv.JS, node.Query.Engine().Revision); err != nil {
-		t.Fatal(err)
-	}
-	select { // replies no longer say the index is being built
-	case <-node.Complete():
-	case <-wctx.Done():
-		t.Fatal("the initial sync is not complete")
-	}
-	natstest.WaitFor(t, 10*time.Second, "the micro endpoints", func() bool {
-		_, err := (&api.Remote{NC: srv.NC}).SearchDocs(ctx, contract.SearchRequest{Query: "knowhub"})
-		return err == nil
-	})
+	node, _ := runDocsNode(t, srv, cfg)
 	return node, srv
 }
 

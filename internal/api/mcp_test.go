@@ -58,6 +58,27 @@ func startKnowhub(t testing.TB, tokens ...config.Token) *knowhub {
 		{Name: "core", Path: core, Priority: 10, Type: contract.RepoCore, Glob: config.DefaultGlob},
 		{Name: "ext", Path: ext, Priority: 20, Type: contract.RepoExtension, Glob: config.DefaultGlob},
 	}
+	node, wctx := runDocsNode(t, srv, cfg)
+	w, err := node.API.UpsertTools(wctx, contract.ToolsUpsertRequest{Tools: []contract.Tool{
+		{Name: "Bash", Description: "Run a shell command in the workspace.", Type: contract.ToolCore},
+		{Name: "github__create_issue", Description: "Open an issue in a GitHub repository.", Type: contract.ToolSourced, Instance: "github",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}}}`)},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := w.Written[len(w.Written)-1].Seq
+	if _, err := node.API.SearchTools(wctx, contract.ToolSearchRequest{Query: "issue", MinSeq: last}); err != nil {
+		t.Fatalf("tools not indexed: %v", err)
+	}
+	return &knowhub{srv: srv, node: node}
+}
+
+// runDocsNode runs every worker of cfg on srv until the test ends and
+// returns once the initial sync is indexed and the NATS endpoints answer,
+// with a context bounding the test's setup.
+func runDocsNode(t testing.TB, srv *natstest.Server, cfg *config.Config) (*app.Node, context.Context) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	node, err := app.NewNode(ctx, cfg, srv.NC, srv.JS, app.All, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -73,7 +94,7 @@ func startKnowhub(t testing.TB, tokens ...config.Token) *knowhub {
 		}
 	})
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
-	defer wcancel()
+	t.Cleanup(wcancel)
 	for _, ch := range []<-chan struct{}{node.Watcher.Ready(), node.Query.Ready()} {
 		select {
 		case <-ch:
@@ -89,24 +110,12 @@ func startKnowhub(t testing.TB, tokens ...config.Token) *knowhub {
 	case <-wctx.Done():
 		t.Fatal("the initial sync is not complete")
 	}
-	w, err := node.API.UpsertTools(wctx, contract.ToolsUpsertRequest{Tools: []contract.Tool{
-		{Name: "Bash", Description: "Run a shell command in the workspace.", Type: contract.ToolCore},
-		{Name: "github__create_issue", Description: "Open an issue in a GitHub repository.", Type: contract.ToolSourced, Instance: "github",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"title":{"type":"string"}}}`)},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	last := w.Written[len(w.Written)-1].Seq
-	if _, err := node.API.SearchTools(wctx, contract.ToolSearchRequest{Query: "issue", MinSeq: last}); err != nil {
-		t.Fatalf("tools not indexed: %v", err)
-	}
 	// The micro endpoints register once the index has loaded.
 	natstest.WaitFor(t, 10*time.Second, "the micro endpoints", func() bool {
-		_, err := (&api.Remote{NC: srv.NC}).SearchDocs(ctx, contract.SearchRequest{Query: "sandbox"})
+		_, err := (&api.Remote{NC: srv.NC}).SearchDocs(ctx, contract.SearchRequest{Query: "knowhub"})
 		return err == nil
 	})
-	return &knowhub{srv: srv, node: node}
+	return node, wctx
 }
 
 // connect serves ops to one in-memory client session.
