@@ -420,7 +420,7 @@ func (t *mcpTools) readPageResource(ctx context.Context, req *mcp.ReadResourceRe
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	resp, err := t.ops.ReadDocs(ctx, contract.DocsReadRequest{Repo: repo, Path: path, Context: contract.ReadPage})
-	if errors.Is(err, ErrNotFound) || (err != nil && strings.Contains(err.Error(), "not found")) {
+	if errors.Is(err, ErrNotFound) {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	if err != nil {
