@@ -158,6 +158,28 @@ export function cut(s, n) {
   return s.slice(0, i) + " …";
 }
 
+// cutMarkdown shortens a section's Markdown to at most about n characters
+// keeping its lines (code, tables and lists stay as written): at the last
+// line end before n, else at a word, with "…" on a line of its own. A
+// fenced code block the cut leaves open is closed, so what follows it is
+// not read as code.
+export function cutMarkdown(s, n) {
+  s = String(s ?? "").replace(/\r\n?/g, "\n").trim();
+  if (s.length <= n) return s;
+  let i = s.lastIndexOf("\n", n - 2);
+  if (i < n / 2) { i = s.lastIndexOf(" ", n - 2); if (i < n / 2) i = n - 2; }
+  let out = s.slice(0, i).trimEnd();
+  let fence = null;
+  for (const line of out.split("\n")) {
+    const m = /^\s{0,3}(`{3,}|~{3,})/.exec(line);
+    if (!m) continue;
+    if (!fence) fence = m[1];
+    else if (m[1][0] === fence[0] && m[1].length >= fence.length && line.trim() === m[1]) fence = null;
+  }
+  if (fence) out += `\n${fence}`;
+  return `${out}\n…`;
+}
+
 // oneLine keeps a field on one line so a value cannot fake structure.
 export function oneLine(s) {
   return String(s ?? "").replace(/[\r\n\t]+/g, " ").replace(/[\u0000-\u001f\u007f]/g, "").trim();
@@ -174,7 +196,8 @@ export function formatDocs(query, body, { hitChars = HIT_CHARS, replyChars = REP
       (h.heading_path?.length ? ` > ${h.heading_path.map(oneLine).join(" > ")}` : "") +
       ` (score ${Number(h.score ?? 0).toFixed(2)})`;
     const left = Math.max(0, Math.min(hitChars, replyChars - used - head.length));
-    const text = left > 40 ? cut(h.content || h.snippet || "", left) : "";
+    // A section's Markdown keeps its lines; a snippet is one line.
+    const text = left > 40 ? (h.content ? cutMarkdown(h.content, left) : cut(h.snippet || "", left)) : "";
     const block = text ? `${head}\n${text}` : head;
     used += block.length;
     out.push(block);

@@ -22,6 +22,7 @@ import (
 	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/config"
+	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/indexer"
 	"github.com/knowhub/knowhub/internal/query"
@@ -380,7 +381,7 @@ func (n *Node) reindexIfStale(ctx context.Context) error {
 	}
 	n.checkIntegrity(ctx)
 	if v := n.Query.StaleDocs(); v != "" {
-		n.log.Warn("the index was built by another analyzer version; rebuilding it from KH_FILES", "index", v, "now", analysis.Version)
+		n.log.Warn("the index was built by another analyzer or chunker version; rebuilding it from KH_FILES", "index", v, "now", contract.DocsBuild(analysis.Version))
 		res, err := watcher.Replay(ctx, n.js)
 		switch {
 		case ctx.Err() != nil:

@@ -277,12 +277,9 @@ func split(path string, src []byte, opts Options) ([]contract.Chunk, error) {
 		key := pathKey(s.path)
 		occ := seen[key]
 		seen[key] = occ + 1
-		parts := splitUnits(all, r.units[s.first:s.last], maxTokens)
-		md := ""
-		if len(parts) == 1 && s.mdStart >= 0 && s.mdEnd > s.mdStart {
-			md = strings.TrimSpace(string(body[s.mdStart:s.mdEnd]))
-		}
-		for part, txt := range parts {
+		units := r.units[s.first:s.last]
+		parts := splitUnits(all, units, maxTokens)
+		for part, sp := range parts {
 			hp := s.path
 			if part > 0 {
 				hp = slices.Clone(hp) // no two chunks share a slice
@@ -294,8 +291,8 @@ func split(path string, src []byte, opts Options) ([]contract.Chunk, error) {
 				Title:       title,
 				Summary:     fm.summary,
 				ReadWhen:    fm.readWhen,
-				Text:        txt,
-				Markdown:    md,
+				Text:        all[sp.start:sp.end],
+				Markdown:    partMarkdown(body, all, s, units, parts, part),
 			})
 		}
 	}

@@ -97,6 +97,13 @@ func dump(chunks []contract.Chunk, err error) string {
 				b.WriteString(strings.TrimRight("| "+line, " ") + "\n")
 			}
 		}
+		// The Markdown is shown where it says more than the text.
+		if c.Markdown != "" && c.Markdown != c.Text {
+			b.WriteString("markdown:\n")
+			for line := range strings.SplitSeq(c.Markdown, "\n") {
+				b.WriteString(strings.TrimRight("| "+line, " ") + "\n")
+			}
+		}
 		b.WriteString("\n")
 	}
 	return b.String()
@@ -158,7 +165,7 @@ func checkChunks(tb testing.TB, chunks []contract.Chunk, opts Options) {
 		if c.Ord != i {
 			tb.Errorf("chunk %d: Ord %d", i, c.Ord)
 		}
-		if !utf8.ValidString(c.Text) || !utf8.ValidString(c.Title) || !utf8.ValidString(c.Summary) || !utf8.ValidString(c.ReadWhen) {
+		if !utf8.ValidString(c.Text) || !utf8.ValidString(c.Markdown) || !utf8.ValidString(c.Title) || !utf8.ValidString(c.Summary) || !utf8.ValidString(c.ReadWhen) {
 			tb.Errorf("chunk %d: invalid UTF-8", i)
 		}
 		for _, h := range c.HeadingPath {

@@ -31,6 +31,18 @@ type unit struct {
 	start, end int
 	code       bool // code is split at lines, prose at sentences
 	tokens     int  // EstimateTokens of the span
+	// mdStart and mdEnd bound the source lines of the unit's block in the
+	// document (a fenced code block's fences included), or are -1 when
+	// the unit comes from markup parsed again, whose place is not known.
+	// Parts of a split section take their Markdown from them.
+	mdStart, mdEnd int
+	// info is a fenced code unit's info string (its language), which
+	// the Markdown of each piece of a code block cut in parts repeats.
+	info string
+	// headStart and headEnd bound the header and delimiter rows of the
+	// table a unit is a later row of, or are -1: a part that begins at
+	// such a row repeats them, so that its rows still read as a table.
+	headStart, headEnd int
 }
 
 // renderer turns goldmark blocks into units. It is used by one Split call
@@ -48,8 +60,13 @@ type renderer struct {
 	secStart int          // length of text when the current section began
 	sep      string       // separator of the next unit
 	inline   bytes.Buffer // text of the current leaf block, reused
-	nest     int          // depth of lists, block quotes and tables
-	vals     []string     // attribute values kept by the last parseTag
+	// mdStart, mdEnd and info describe the leaf block being rendered,
+	// for the units it emits (see unit).
+	mdStart, mdEnd     int
+	info               string
+	headStart, headEnd int
+	nest               int      // depth of lists, block quotes and tables
+	vals               []string // attribute values kept by the last parseTag
 	// noComment and noMDXComment are lengths of a suffix of the text
 	// being stripped known to hold no "-->" or "*/}", so that a run of
 	// unclosed openers is scanned once, not once per opener; -1 when
@@ -86,7 +103,8 @@ func (r *renderer) emit(b []byte, code bool) {
 			writeTidy(&r.text, b)
 		}
 	}
-	r.units = append(r.units, unit{start: start, end: r.text.Len(), code: code, tokens: tokens})
+	r.units = append(r.units, unit{start: start, end: r.text.Len(), code: code, tokens: tokens,
+		mdStart: r.mdStart, mdEnd: r.mdEnd, info: r.info, headStart: r.headStart, headEnd: r.headEnd})
 	r.sep = sepLine
 }
 
@@ -119,6 +137,14 @@ func (r *renderer) headingText(h *ast.Heading, src []byte) string {
 // document root, where an MDX document may hold import and export
 // statements.
 func (r *renderer) block(n ast.Node, src []byte, depth int, root bool) {
+	if depth == 0 {
+		// Only blocks of the document itself have a place in it.
+		r.mdStart, r.mdEnd, r.info = -1, -1, ""
+		r.headStart, r.headEnd = -1, -1
+		if n.Type() == ast.TypeBlock && n.Lines().Len() > 0 {
+			r.mdStart, r.mdEnd = lineSpan(n.Lines(), src)
+		}
+	}
 	switch n := n.(type) {
 	case *ast.Paragraph:
 		if root && r.mdx && isESM(n, src) {
@@ -130,6 +156,9 @@ func (r *renderer) block(n ast.Node, src []byte, depth int, root bool) {
 		r.inlines(n, src)
 		r.flush()
 	case *ast.FencedCodeBlock:
+		if depth == 0 {
+			r.fenceSpan(n, src)
+		}
 		r.emitCode(n.Lines(), src)
 	case *ast.CodeBlock:
 		r.emitCode(n.Lines(), src)
@@ -137,12 +166,26 @@ func (r *renderer) block(n ast.Node, src []byte, depth int, root bool) {
 		raw := linesText(n.Lines(), src)
 		if n.HasClosure() {
 			raw += string(n.ClosureLine.Value(src))
+			if depth == 0 && r.mdStart >= 0 {
+				r.mdEnd = nextLine(src, n.ClosureLine.Start)
+			}
 		}
+		// What the markup holds is parsed again: its units share the
+		// block's place.
 		r.markup(raw, depth)
 	case *ast.ThematicBreak:
 	case *east.Table:
 		r.nest++
 		for row := n.FirstChild(); row != nil; row = row.NextSibling() {
+			if depth == 0 {
+				r.mdStart, r.mdEnd = rowSpan(row, src)
+				if row == n.FirstChild() && r.mdStart >= 0 {
+					// The header row, then the delimiter row below it.
+					r.headStart, r.headEnd = r.mdStart, nextLine(src, r.mdEnd)
+				} else if row == n.FirstChild() {
+					r.headStart, r.headEnd = -1, -1
+				}
+			}
 			for cell := row.FirstChild(); cell != nil; cell = cell.NextSibling() {
 				r.inlines(cell, src)
 				r.inline.WriteByte(' ')
@@ -164,6 +207,75 @@ func (r *renderer) block(n ast.Node, src []byte, depth int, root bool) {
 		}
 		r.nest--
 	}
+}
+
+// lineSpan returns where the source lines of a block start and end (after
+// the newline of its last line).
+func lineSpan(lines *text.Segments, src []byte) (int, int) {
+	start := lineStart(src, lines.At(0).Start)
+	last := lines.At(lines.Len() - 1)
+	end := last.Stop
+	if end == 0 || end > len(src) || src[end-1] != '\n' {
+		end = nextLine(src, end)
+	}
+	return start, end
+}
+
+// lineStart returns the offset of the start of the line holding src[i].
+func lineStart(src []byte, i int) int {
+	i = min(i, len(src))
+	for i > 0 && src[i-1] != '\n' {
+		i--
+	}
+	return i
+}
+
+// fenceSpan sets the place of the fenced code block n, its opening and
+// closing fences included, and its info string. The opening fence is the
+// line of the info string, or the line above the first line of code; the
+// closing one is the line below the last, when it is a fence.
+func (r *renderer) fenceSpan(n *ast.FencedCodeBlock, src []byte) {
+	if n.Info != nil {
+		r.info = strings.TrimSpace(string(n.Info.Segment.Value(src)))
+	}
+	lines := n.Lines()
+	if lines.Len() == 0 {
+		return
+	}
+	first, after := lineSpan(lines, src)
+	switch {
+	case n.Info != nil:
+		r.mdStart = lineStart(src, n.Info.Segment.Start)
+	case first > 0:
+		r.mdStart = lineStart(src, first-1)
+	default:
+		r.mdStart = -1
+		return
+	}
+	r.mdEnd = after
+	if after < len(src) {
+		line := bytes.TrimLeft(src[after:nextLine(src, after)], " \t>")
+		if bytes.HasPrefix(line, []byte("```")) || bytes.HasPrefix(line, []byte("~~~")) {
+			r.mdEnd = nextLine(src, after)
+		}
+	}
+}
+
+// rowSpan returns the place of a table row: the line of its first cell
+// that has text, or -1, -1.
+func rowSpan(row ast.Node, src []byte) (int, int) {
+	for cell := row.FirstChild(); cell != nil; cell = cell.NextSibling() {
+		if cell.Lines().Len() > 0 {
+			seg := cell.Lines().At(0)
+			return lineStart(src, seg.Start), nextLine(src, seg.Start)
+		}
+		for c := cell.FirstChild(); c != nil; c = c.NextSibling() {
+			if t, ok := c.(*ast.Text); ok {
+				return lineStart(src, t.Segment.Start), nextLine(src, t.Segment.Start)
+			}
+		}
+	}
+	return -1, -1
 }
 
 // markup renders an HTML block: tags are stripped (keeping meaningful

@@ -131,19 +131,19 @@ type span struct {
 // chunk texts of at most maxTokens estimated tokens each. Units are packed
 // greedily in order; a unit that does not fit alone is cut first at
 // sentences (prose) or lines (code), then at words, then between runes.
-// Every chunk text is a substring of text, so the separators between the
-// pieces it holds are the original ones. A section without units yields
-// one empty text.
-func splitUnits(text string, units []unit, maxTokens int) []string {
+// Every chunk text is a substring of text, returned as its span, so the
+// separators between the pieces it holds are the original ones. A section
+// without units yields one empty span.
+func splitUnits(text string, units []unit, maxTokens int) []span {
 	if len(units) == 0 {
-		return []string{""}
+		return []span{{}}
 	}
 	total := 0
 	for _, u := range units {
 		total += u.tokens
 	}
 	if total <= maxTokens {
-		return []string{text[units[0].start:units[len(units)-1].end]}
+		return []span{{units[0].start, units[len(units)-1].end, total}}
 	}
 	s := splitter{text: text, max: maxTokens}
 	for _, u := range units {
@@ -166,16 +166,16 @@ type splitter struct {
 	spans []span
 }
 
-// pack joins spans greedily into chunk texts of at most max tokens. The
+// pack joins spans greedily into chunk spans of at most max tokens. The
 // text between two spans is white space, which costs no tokens, so a
 // chunk's estimate is the sum of its spans' (two rune runs of one word
 // never share a chunk: each one fills a chunk on its own).
-func (s *splitter) pack() []string {
-	var out []string
+func (s *splitter) pack() []span {
+	var out []span
 	start, end, cur := -1, 0, 0
 	for _, sp := range s.spans {
 		if start >= 0 && cur+sp.tokens > s.max {
-			out = append(out, s.text[start:end])
+			out = append(out, span{start, end, cur})
 			start, cur = -1, 0
 		}
 		if start < 0 {
@@ -185,7 +185,7 @@ func (s *splitter) pack() []string {
 		cur += sp.tokens
 	}
 	if start >= 0 {
-		out = append(out, s.text[start:end])
+		out = append(out, span{start, end, cur})
 	}
 	return out
 }

@@ -100,6 +100,18 @@ func TestCommandsAgainstARunningKnowhub(t *testing.T) {
 		t.Errorf("read of an unknown section: exit %d %q", code, out)
 	}
 	expect("Configure a fallback model chain.\n\nabout ", "search", "--max-tokens", "200", "fallback", "model", "chain")
+	for _, budget := range []int{200, 1000, 4000} {
+		out, _ := runStdout(t, url, "search", "--json", "--max-tokens", strconv.Itoa(budget), "fallback", "model", "chain")
+		var r struct {
+			Tokens int `json:"tokens"`
+			Hits   []struct {
+				Path string `json:"path"`
+			} `json:"hits"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil || r.Tokens <= 0 || r.Tokens > budget || len(r.Hits) == 0 || r.Hits[0].Path != "guide.md" {
+			t.Errorf("search --max-tokens %d --json: %v, %d tokens, %s", budget, err, r.Tokens, out)
+		}
+	}
 	expect("files     1", "stats")
 	expect("guide.md", "search", "--repo", "docs", "fallback")
 	if out, code := run(t, url, "search", "--repo", "nosuch", "fallback"); code != 1 || !strings.Contains(out, `no repository "nosuch"`) {

@@ -246,12 +246,24 @@ type FieldTerms struct {
 	TFs   []uint32 `json:"tfs"`
 }
 
+// ChunkVersion identifies what the chunker makes of a file: bump it when
+// the chunks of the same file change (where they are cut, their Text or
+// their Markdown), so that `knowhub up` rebuilds an older index from
+// KH_FILES. c2: the parts of a section split for length carry their
+// Markdown too.
+const ChunkVersion = "c2"
+
+// DocsBuild returns what IndexDoc.Analyzer holds for a docs document built
+// by analyzer version analyzer from chunks of ChunkVersion, as in "a3/c2".
+// A docs document that holds anything else is rebuilt.
+func DocsBuild(analyzer string) string { return analyzer + "/" + ChunkVersion }
+
 // IndexDoc is the KH_INDEX value of one source document (a file, a tool, a
 // knowledge entry). It is replaced as a unit; a Deleted doc is a tombstone
 // that keeps SourceSeq so a stale message cannot resurrect it.
 type IndexDoc struct {
 	Schema     int          `json:"schema"`
-	Analyzer   string       `json:"analyzer"`
+	Analyzer   string       `json:"analyzer"` // a docs document's: DocsBuild
 	Collection string       `json:"collection"`
 	Repo       string       `json:"repo,omitempty"`
 	Path       string       `json:"path,omitempty"`

@@ -20,7 +20,7 @@ var builders = sync.Pool{New: func() any { return new(contract.VocabBuilder) }}
 func BuildDoc(cs *contract.ChunkSet, an *analysis.Analyzer) *contract.IndexDoc {
 	doc := &contract.IndexDoc{
 		Schema:     contract.SchemaVersion,
-		Analyzer:   analysis.Version,
+		Analyzer:   contract.DocsBuild(analysis.Version),
 		Collection: contract.CollectionDocs,
 		Repo:       cs.Repo,
 		Path:       cs.Path,

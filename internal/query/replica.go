@@ -125,6 +125,16 @@ func (s *Replica) IsReady() bool {
 	}
 }
 
+// built returns what this build stamps on a document of collection c:
+// the analyzer version, and for docs the chunker's too
+// (contract.DocsBuild).
+func built(c string) string {
+	if c == contract.CollectionDocs {
+		return contract.DocsBuild(analysis.Version)
+	}
+	return analysis.Version
+}
+
 // StaleDocs returns the analyzer version of a docs document in the index
 // that another analyzer built, or "" when every one seen so far matches
 // this build's. Documents are built again by replaying KH_FILES
@@ -240,14 +250,14 @@ func (s *Replica) follow(ctx context.Context, updates <-chan jetstream.KeyValueE
 			s.log.Error("skip undecodable index value", "key", r.key, "err", r.err)
 			continue
 		}
-		if r.doc != nil && r.doc.Analyzer != analysis.Version && !r.doc.Deleted {
+		if r.doc != nil && r.doc.Analyzer != built(r.doc.Collection) && !r.doc.Deleted {
 			if r.doc.Collection == contract.CollectionDocs && s.staleDocs.Load() == nil {
 				v := r.doc.Analyzer
 				s.staleDocs.Store(&v)
 			}
 			if !warned {
 				warned = true
-				s.log.Warn("index built by another analyzer version; run `knowhub reindex`", "index", r.doc.Analyzer, "query", analysis.Version)
+				s.log.Warn("index built by another analyzer or chunker version; run `knowhub reindex`", "index", r.doc.Analyzer, "query", built(r.doc.Collection))
 			}
 		}
 		s.engine.Apply(r.key, r.doc, r.rev)

@@ -129,6 +129,8 @@ writeFileSync(cfgPath, JSON.stringify({
 const env = { ...process.env, OPENCLAW_HOME: home, OPENCLAW_CONFIG_PATH: cfgPath, OPENCLAW_OFFLINE: "1" };
 const oc = (args, o = {}) => run(openclaw, args, { env, ...o });
 const toolText = (req, i) => { const m = thisTurn(req.messages).filter((x) => x.role === "tool")[i]; return typeof m?.content === "string" ? m.content : JSON.stringify(m?.content ?? ""); };
+// toolPlain is a tool result's text as the model reads it.
+const toolPlain = (req, i) => { const m = thisTurn(req.messages).filter((x) => x.role === "tool")[i]; const c = m?.content ?? ""; return typeof c === "string" ? c : Array.isArray(c) ? c.map((p) => p.text ?? "").join("\n") : JSON.stringify(c); };
 const systemText = (req) => (req.messages ?? []).filter((m) => m.role === "system" || m.role === "developer").map((m) => typeof m.content === "string" ? m.content : JSON.stringify(m.content)).join("\n");
 
 const mHttp = await freePort(), mNats = await freePort();
@@ -186,6 +188,13 @@ check("agent run exits 0", a.code === 0, a.stderr.slice(-1500));
 const last = requests[requests.length - 1] ?? {};
 check("semantic_doc_search: a docs hit by path", /gateway-heartbeat\.md > Gateway heartbeat > Heartbeat interval/.test(toolText(last, 0)), toolText(last, 0));
 check("semantic_doc_search: the section text", /value below 5000 is rejected/.test(toolText(last, 0)), toolText(last, 0));
+{
+  // The section as written: a fenced block with its language, inline code,
+  // a link and a table, lines kept.
+  const md = readFileSync(join(here, "fixtures/docs/gateway-heartbeat.md"), "utf8").split("## Heartbeat interval\n")[1].trim();
+  const got = toolPlain(last, 0);
+  check("semantic_doc_search: the section's Markdown intact (```bash fence, inline code, link, table)", got.includes(md) && got.includes("```bash\nopenclaw config set") && got.includes("| --- | --- | --- |"), got);
+}
 check("kb_save: an id", /Saved as [0-9a-f]+/.test(toolText(last, 1)), toolText(last, 1));
 {
   const id = (toolText(last, 1).match(/Saved as ([0-9a-f]+)/) ?? [])[1];

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import {
-  resolveConfig, Client, formatDocs, formatKB, formatSave, formatTools, validateSave, cut, Reminders, INTRO, REMINDER,
+  resolveConfig, Client, formatDocs, formatKB, formatSave, formatTools, validateSave, cut, cutMarkdown, Reminders, INTRO, REMINDER,
   sanitizeText, sanitizeMessages, conversationAccess,
   normalizeTypes, docEngineNotice, docEngineStats, OfflineQueue, ResultCache, stateDirOf, docEngineResults,
 } from "../lib.js";
@@ -73,6 +73,22 @@ test("formatDocs: path, heading, score, bounded text, shadowed line, no injected
   assert.match(t, /shadowed: ext:gateway\/heartbeat\.md by core:gateway\/heartbeat\.md#1 \(priority\)/);
   assert.ok(t.length < 1200, `reply ${t.length} chars`);
   assert.equal(formatDocs("q", { hits: [] }), 'No documentation sections match "q".');
+});
+
+test("formatDocs: a section's Markdown arrives as written, fence, inline code, link and table", () => {
+  const md = "Start with `knowhub up`; see [the guide](https://example.com/guide).\n\n```bash\nknowhub up --data ./data\n```\n\n| flag | meaning |\n| --- | --- |\n| `--data` | the data directory |";
+  const t = formatDocs("start", { hits: [{ repo: "core", path: "install.md", heading_path: ["Install"], score: 3, content: md }] });
+  assert.ok(t.includes(`(score 3.00)\n${md}`), t);
+});
+
+test("cutMarkdown: at a line, a fence left open is closed", () => {
+  const md = "Intro line.\n\n```bash\n" + "echo one two three\n".repeat(20) + "```\n\nAfter.";
+  const c = cutMarkdown(md, 120);
+  assert.ok(c.length <= 130, c);
+  assert.match(c, /^Intro line\.\n\n```bash\necho one two three\n/);
+  assert.match(c, /\necho one two three\n```\n…$/);
+  assert.equal(cutMarkdown("short\ntext", 50), "short\ntext");
+  assert.equal(cutMarkdown("a".repeat(100), 50).length, 50);
 });
 
 test("formatTools: name, type, instance, how it matched, description", () => {
