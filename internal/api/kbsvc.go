@@ -165,13 +165,19 @@ func (s *Service) evolveKB(base context.Context, ev *kb.Event, seq uint64, resp 
 		rev, err := s.evolve.Revise(base, next)
 		switch {
 		case errors.Is(err, evolve.ErrNoChange):
-			return nil
 		case err != nil:
 			s.log.Warn("knowledge evolution: no revision from the model; the entry stays", "id", next.ID, "err", err)
-			return nil
+		default:
+			why := fmt.Sprintf("revised by model %s after mixed feedback (%d helpful, %d harmful)", s.evolve.Model(), next.Eval.Helpful, next.Eval.Harmful)
+			revised, err := s.modelRevision(base, next, rev.Task, rev.Content, why, ev.At, resp)
+			if err != nil || revised {
+				return err
+			}
 		}
-		why := fmt.Sprintf("revised by model %s after mixed feedback (%d helpful, %d harmful)", s.evolve.Model(), next.Eval.Helpful, next.Eval.Harmful)
-		return s.modelRevision(base, next, rev.Task, rev.Content, why, ev.At, resp)
+		// No revision: the rules go on as without a model.
+		cancel()
+		ctx, cancel = context.WithTimeout(base, 10*time.Second)
+		defer cancel()
 	}
 	if next.DuplicateOf == "" {
 		return nil
@@ -217,38 +223,40 @@ func (s *Service) evolveKB(base context.Context, ev *kb.Event, seq uint64, resp 
 		return nil
 	}
 	why := fmt.Sprintf("merged text of %s and %s by model %s", survivor.ID, absorbed.ID, s.evolve.Model())
-	return s.modelRevision(base, survivor, merged.Task, merged.Content, why, ev.At, resp)
+	_, err = s.modelRevision(base, survivor, merged.Task, merged.Content, why, ev.At, resp)
+	return err
 }
 
 // modelRevision saves a model's text as a revision of cur, through the
 // path of a revise request: redacted, validated, screened. Text that
 // screening flags is refused (nothing is written, cur stays) rather than
-// quarantined: no agent asked for it.
-func (s *Service) modelRevision(base context.Context, cur *kb.Entry, task, content, why string, at time.Time, resp *kb.UpdateResponse) error {
+// quarantined: no agent asked for it. revised reports whether the
+// revision was written.
+func (s *Service) modelRevision(base context.Context, cur *kb.Entry, task, content, why string, at time.Time, resp *kb.UpdateResponse) (revised bool, err error) {
 	req := &kb.UpdateRequest{ID: cur.ID, Action: kb.ActionRevise, Task: s.red.String(task), Content: s.red.String(content), Reason: why}
 	plan, err := kb.PlanRevision(cur, req, s.screen, at)
 	if errors.Is(err, kb.ErrNothingRevised) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
 		s.log.Warn("knowledge evolution: the model's text is not a valid entry; refused", "id", cur.ID, "err", err)
-		return nil
+		return false, nil
 	}
 	if plan.Quarantine != "" {
 		s.log.Warn("knowledge evolution: the model's text reads as prompt injection; refused", "id", cur.ID, "reason", plan.Quarantine)
-		return nil
+		return false, nil
 	}
 	ctx, cancel := context.WithTimeout(base, 10*time.Second)
 	defer cancel()
 	for i, ev := range plan.Events {
 		seq, _, err := s.publishKB(ctx, ev, i == 0)
 		if err != nil {
-			return err
+			return false, err
 		}
 		resp.Seq = max(resp.Seq, seq)
 	}
 	resp.Evolved = append(resp.Evolved, kb.Evolution{Action: kb.EvolvedRevised, ID: cur.ID, Into: plan.ID, Reason: why})
-	return nil
+	return true, nil
 }
 
 // reviseKB saves a revision of cur, which it supersedes unless screening
