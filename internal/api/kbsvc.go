@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/evolve"
 	"github.com/knowhub/knowhub/internal/kb"
 )
 
@@ -111,7 +112,9 @@ func (s *Service) UpdateKB(ctx context.Context, req kb.UpdateRequest, scopes []s
 	}
 	resp := &kb.UpdateResponse{ID: req.ID, Seq: seq}
 	if req.Action == kb.ActionFeedback {
-		if err := s.evolveKB(ctx, ev, seq, resp); err != nil {
+		// Evolution bounds its own steps: a model may take longer than
+		// this request's budget for reads and writes.
+		if err := s.evolveKB(context.WithoutCancel(ctx), ev, seq, resp); err != nil {
 			// The feedback is stored; the rules run again at the next one.
 			s.log.Warn("knowledge evolution after feedback", "id", req.ID, "err", err)
 		}
@@ -119,12 +122,30 @@ func (s *Service) UpdateKB(ctx context.Context, req kb.UpdateRequest, scopes []s
 	return resp, nil
 }
 
-// evolveKB applies knowledge evolution's rules (kb.DefaultRules) to an
-// entry that just got feedback: it is retired when harmful feedback calls
-// for it, or else, when it is an active near duplicate of another active
-// entry, the two are merged with their feedback. Each outcome is appended
-// to KH_KNOWLEDGE as events and reported in resp.Evolved.
-func (s *Service) evolveKB(ctx context.Context, ev *kb.Event, seq uint64, resp *kb.UpdateResponse) error {
+// Evolver is knowledge evolution's optional model step (package evolve):
+// a revision of an entry agents found partly right, and a verdict on two
+// near duplicates before they are merged. Implementations are safe for
+// concurrent use and bound each call with their own timeout.
+type Evolver interface {
+	Model() string
+	Revise(ctx context.Context, e *kb.Entry) (evolve.Revision, error)
+	Merge(ctx context.Context, a, b *kb.Entry) (evolve.Merged, error)
+}
+
+// evolveKB applies knowledge evolution to an entry that just got
+// feedback. The rules (kb.DefaultRules) first: it is retired when harmful
+// feedback calls for it; or else, when it is an active near duplicate of
+// another active entry, the two are merged with their feedback. With a
+// model step (s.evolve), an entry with mixed feedback is replaced by the
+// model's revision, and two near duplicates are merged only when the
+// model says they say the same, the survivor then replaced by the model's
+// merged text. The model's text is redacted and screened like a save and
+// refused when screening flags it; when the model fails or is refused the
+// rules' outcome stands. Each outcome is appended to KH_KNOWLEDGE as
+// events and reported in resp.Evolved.
+func (s *Service) evolveKB(base context.Context, ev *kb.Event, seq uint64, resp *kb.UpdateResponse) error {
+	ctx, cancel := context.WithTimeout(base, 10*time.Second)
+	defer cancel()
 	// The rules read the record as the indexer folded it with this
 	// feedback, so that votes arriving together are all counted.
 	next, err := s.kbRecordAt(ctx, ev.ID, seq)
@@ -140,6 +161,24 @@ func (s *Service) evolveKB(ctx context.Context, ev *kb.Event, seq uint64, resp *
 		resp.Evolved = append(resp.Evolved, kb.Evolution{Action: kb.EvolvedRetired, ID: next.ID, Reason: retire.Reason})
 		return nil
 	}
+	if s.evolve != nil && kb.DefaultRules.PartlyRight(next) {
+		rev, err := s.evolve.Revise(base, next)
+		switch {
+		case errors.Is(err, evolve.ErrNoChange):
+		case err != nil:
+			s.log.Warn("knowledge evolution: no revision from the model; the entry stays", "id", next.ID, "err", err)
+		default:
+			why := fmt.Sprintf("revised by model %s after mixed feedback (%d helpful, %d harmful)", s.evolve.Model(), next.Eval.Helpful, next.Eval.Harmful)
+			revised, err := s.modelRevision(base, next, rev.Task, rev.Content, why, ev.At, resp)
+			if err != nil || revised {
+				return err
+			}
+		}
+		// No revision: the rules go on as without a model.
+		cancel()
+		ctx, cancel = context.WithTimeout(base, 10*time.Second)
+		defer cancel()
+	}
 	if next.DuplicateOf == "" {
 		return nil
 	}
@@ -154,6 +193,24 @@ func (s *Service) evolveKB(ctx context.Context, ev *kb.Event, seq uint64, resp *
 	if !ok {
 		return nil
 	}
+	var merged *evolve.Merged
+	if s.evolve != nil {
+		m, err := s.evolve.Merge(base, survivor, absorbed)
+		switch {
+		case err != nil:
+			s.log.Warn("knowledge evolution: no verdict from the model; merging by the rules", "id", survivor.ID, "other", absorbed.ID, "err", err)
+		case !m.Same:
+			// The model reads two different pieces of advice: both stay,
+			// linked, and the question comes up again at the next vote.
+			return nil
+		default:
+			merged = &m
+		}
+		// The model may have taken the rest of this step's budget.
+		cancel()
+		ctx, cancel = context.WithTimeout(base, 10*time.Second)
+		defer cancel()
+	}
 	for _, mev := range events {
 		mseq, _, err := s.publishKB(ctx, mev, false)
 		if err != nil {
@@ -162,7 +219,44 @@ func (s *Service) evolveKB(ctx context.Context, ev *kb.Event, seq uint64, resp *
 		resp.Seq = max(resp.Seq, mseq)
 	}
 	resp.Evolved = append(resp.Evolved, kb.Evolution{Action: kb.EvolvedMerged, ID: absorbed.ID, Into: survivor.ID, Reason: events[0].Reason})
-	return nil
+	if merged == nil {
+		return nil
+	}
+	why := fmt.Sprintf("merged text of %s and %s by model %s", survivor.ID, absorbed.ID, s.evolve.Model())
+	_, err = s.modelRevision(base, survivor, merged.Task, merged.Content, why, ev.At, resp)
+	return err
+}
+
+// modelRevision saves a model's text as a revision of cur, through the
+// path of a revise request: redacted, validated, screened. Text that
+// screening flags is refused (nothing is written, cur stays) rather than
+// quarantined: no agent asked for it. revised reports whether the
+// revision was written.
+func (s *Service) modelRevision(base context.Context, cur *kb.Entry, task, content, why string, at time.Time, resp *kb.UpdateResponse) (revised bool, err error) {
+	req := &kb.UpdateRequest{ID: cur.ID, Action: kb.ActionRevise, Task: s.red.String(task), Content: s.red.String(content), Reason: why}
+	plan, err := kb.PlanRevision(cur, req, s.screen, at)
+	if errors.Is(err, kb.ErrNothingRevised) {
+		return false, nil
+	}
+	if err != nil {
+		s.log.Warn("knowledge evolution: the model's text is not a valid entry; refused", "id", cur.ID, "err", err)
+		return false, nil
+	}
+	if plan.Quarantine != "" {
+		s.log.Warn("knowledge evolution: the model's text reads as prompt injection; refused", "id", cur.ID, "reason", plan.Quarantine)
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(base, 10*time.Second)
+	defer cancel()
+	for i, ev := range plan.Events {
+		seq, _, err := s.publishKB(ctx, ev, i == 0)
+		if err != nil {
+			return false, err
+		}
+		resp.Seq = max(resp.Seq, seq)
+	}
+	resp.Evolved = append(resp.Evolved, kb.Evolution{Action: kb.EvolvedRevised, ID: cur.ID, Into: plan.ID, Reason: why})
+	return true, nil
 }
 
 // reviseKB saves a revision of cur, which it supersedes unless screening

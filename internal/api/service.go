@@ -70,6 +70,9 @@ type Deps struct {
 	// Problem names what keeps the node from making progress (a full
 	// disk), or returns nil: /readyz answers 503 and stats show it.
 	Problem func() error
+	// Evolver, when set, is knowledge evolution's model step (package
+	// evolve); without it the rules of package kb run alone.
+	Evolver Evolver
 }
 
 // Service serves an Index over NATS micro (Run) and HTTP (Handler).
@@ -85,6 +88,7 @@ type Service struct {
 	red    Redactor
 	screen *kb.Screen
 	intake *transcript.Intake
+	evolve Evolver
 
 	kbBucket jetstream.KeyValue
 	ready    chan struct{}
@@ -127,6 +131,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 		red:    deps.Redactor,
 		screen: kb.NewScreen(),
 		intake: deps.Intake,
+		evolve: deps.Evolver,
 		ready:  make(chan struct{}),
 
 		complete: deps.Complete,

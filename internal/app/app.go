@@ -20,9 +20,11 @@ import (
 	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/api"
 	"github.com/knowhub/knowhub/internal/broker"
+	"github.com/knowhub/knowhub/internal/chat"
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/evolve"
 	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/indexer"
 	"github.com/knowhub/knowhub/internal/query"
@@ -222,8 +224,13 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		for _, t := range cfg.HTTP.Tokens {
 			ac.Tokens = append(ac.Tokens, api.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
 		}
-		a, err := api.New(ac, api.Deps{NC: nc, JS: js, Logger: log, Index: q, Redactor: red, Intake: intake,
-			Complete: n.isComplete, Problem: n.Problem})
+		deps := api.Deps{NC: nc, JS: js, Logger: log, Index: q, Redactor: red, Intake: intake,
+			Complete: n.isComplete, Problem: n.Problem}
+		if l := cfg.Knowledge.Evolution.LLM; l.BaseURL != "" {
+			deps.Evolver = evolve.New(chat.Config{BaseURL: l.BaseURL, Model: l.Model, APIKey: l.APIKey,
+				Timeout: time.Duration(l.TimeoutSeconds) * time.Second, Clean: red.String})
+		}
+		a, err := api.New(ac, deps)
 		if err != nil {
 			return nil, err
 		}

@@ -30,7 +30,10 @@ const (
 	adminToken = "admin-token-0123456789abcdef"
 )
 
-func startKBAPI(t *testing.T) *kbAPI {
+func startKBAPI(t *testing.T) *kbAPI { return startKBAPIWith(t, nil) }
+
+// startKBAPIWith is startKBAPI with the configuration changed by edit.
+func startKBAPIWith(t *testing.T, edit func(*config.Config)) *kbAPI {
 	srv := natstest.Start(t, "")
 	cfg := testConfig()
 	cfg.HTTP.Listen = "127.0.0.1:0"
@@ -39,6 +42,9 @@ func startKBAPI(t *testing.T) *kbAPI {
 		{Name: "alice", Token: aliceToken, Scopes: []string{"org:acme"}},
 		{Name: "bob", Token: bobToken, Scopes: []string{"org:beta"}},
 		{Name: "ops", Token: adminToken, Scopes: []string{"kb:admin", "org:acme"}},
+	}
+	if edit != nil {
+		edit(cfg)
 	}
 	node := runNode(t, srv, cfg)
 	return &kbAPI{t: t, base: "http://" + node.HTTPAddr(), srv: srv}

@@ -73,6 +73,20 @@ type Config struct {
 	Watcher      watcher.Config `json:"watcher"`
 	Query        query.Config   `json:"query"`
 	Extractor    Extractor      `json:"extractor"`
+	Knowledge    Knowledge      `json:"knowledge"`
+}
+
+// Knowledge configures the knowledge base beyond its requests.
+type Knowledge struct {
+	Evolution Evolution `json:"evolution"`
+}
+
+// Evolution configures knowledge evolution. Its rules (retire by feedback,
+// merge linked near duplicates) always run; LLM, when BaseURL is set, adds
+// the model step: a revision of an entry with mixed feedback, and a
+// verdict and merged text for two near duplicates.
+type Evolution struct {
+	LLM LLM `json:"llm"`
 }
 
 // NATS is how `knowhub up` runs its embedded server (Listen, MaxPayload)
@@ -294,6 +308,7 @@ func Default() *Config {
 		},
 		Chunker:   chunker.Config{ChunkMaxTokens: DefaultChunkMaxTokens},
 		Extractor: Extractor{Config: extractor.Config{MaxEntries: extractor.DefaultMaxEntries}, LLM: LLM{TimeoutSeconds: 60}},
+		Knowledge: Knowledge{Evolution: Evolution{LLM: LLM{TimeoutSeconds: 30}}},
 		Watcher: watcher.Config{
 			DebounceMS:   DefaultDebounceMS,
 			MaxFileBytes: DefaultMaxFileBytes,

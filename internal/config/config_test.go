@@ -436,6 +436,14 @@ func TestValidate(t *testing.T) {
 		{"transcript limit", func(c *Config) { c.Extractor.Limits.MaxBytes = -1 }, "extractor.limits.maxBytes: -1 is negative"},
 		{"llm url", func(c *Config) { c.Extractor.LLM.BaseURL = "ftp://x"; c.Extractor.LLM.Model = "m" }, "extractor.llm.baseURL"},
 		{"llm model", func(c *Config) { c.Extractor.LLM.BaseURL = "http://127.0.0.1:11434/v1" }, "extractor.llm.model: required"},
+		{"evolution llm url", func(c *Config) {
+			c.Knowledge.Evolution.LLM.BaseURL = "127.0.0.1:11434"
+			c.Knowledge.Evolution.LLM.Model = "m"
+		},
+			"knowledge.evolution.llm.baseURL"},
+		{"evolution llm timeout", func(c *Config) {
+			c.Knowledge.Evolution.LLM = LLM{BaseURL: "http://127.0.0.1:11434/v1", Model: "m"}
+		}, "knowledge.evolution.llm.timeoutSeconds: must be at least 1"},
 		{"debounce negative", func(c *Config) { c.Watcher.DebounceMS = -1 }, "watcher.debounceMs: must not be negative"},
 		{"max file bytes zero", func(c *Config) { c.Watcher.MaxFileBytes = 0 }, "watcher.maxFileBytes: must be positive"},
 		{"default topK zero", func(c *Config) { c.Query.DefaultTopK = 0 }, "query.defaultTopK: must be at least 1"},

@@ -34,18 +34,26 @@ func (c *Config) Validate() error {
 	e.stage("query", c.Query.Validate())
 
 	e.stage("extractor", c.Extractor.Config.Validate())
-	if l := c.Extractor.LLM; l.BaseURL != "" {
-		if u, err := url.Parse(l.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			e.add("extractor.llm.baseURL", "%q is not an http(s) URL", l.BaseURL)
-		}
-		if l.Model == "" {
-			e.add("extractor.llm.model", "required with a baseURL")
-		}
-		if l.TimeoutSeconds < 1 {
-			e.add("extractor.llm.timeoutSeconds", "must be at least 1")
-		}
-	}
+	c.Extractor.LLM.validate(&e, "extractor.llm")
+	c.Knowledge.Evolution.LLM.validate(&e, "knowledge.evolution.llm")
 	return e.err()
+}
+
+// validate checks an endpoint that is set (a BaseURL); key prefixes the
+// keys of its problems.
+func (l LLM) validate(e *errs, key string) {
+	if l.BaseURL == "" {
+		return
+	}
+	if u, err := url.Parse(l.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		e.add(key+".baseURL", "%q is not an http(s) URL", l.BaseURL)
+	}
+	if l.Model == "" {
+		e.add(key+".model", "required with a baseURL")
+	}
+	if l.TimeoutSeconds < 1 {
+		e.add(key+".timeoutSeconds", "must be at least 1")
+	}
 }
 
 func (n NATS) validate(e *errs) {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -18,6 +17,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/knowhub/knowhub/internal/chat"
 	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/transcript"
 )
@@ -27,7 +27,7 @@ const (
 	DefaultLLMTimeout       = 120 * time.Second
 	DefaultLLMMaxInputBytes = 48 << 10
 	// MaxReplyBytes bounds the body of a chat-completions reply.
-	MaxReplyBytes = 1 << 20
+	MaxReplyBytes = chat.MaxReplyBytes
 	// MaxLLMTaskBytes and MaxLLMContentBytes bound an entry from a model;
 	// longer entries are dropped, not cut, since cut advice can mislead.
 	MaxLLMTaskBytes    = 300
@@ -98,11 +98,10 @@ func (c LLMConfig) Validate() error {
 // like prompt injection are passed on for the save path to screen. LLM is
 // safe for concurrent use.
 type LLM struct {
-	cfg    LLMConfig
-	mode   transcript.PrivacyMode
-	url    string
-	client *http.Client
-	san    *transcript.Sanitizer
+	cfg  LLMConfig
+	mode transcript.PrivacyMode
+	chat *chat.Client
+	san  *transcript.Sanitizer
 }
 
 // NewLLM returns an LLM extractor; call cfg.Validate first. It panics if
@@ -117,20 +116,16 @@ func NewLLM(cfg LLMConfig, san *transcript.Sanitizer) *LLM {
 	if cfg.MaxInputBytes <= 0 {
 		cfg.MaxInputBytes = DefaultLLMMaxInputBytes
 	}
-	client := cfg.HTTPClient
-	if client == nil {
-		client = &http.Client{Timeout: cfg.Timeout}
-	}
 	mode, err := transcript.ParsePrivacyMode(string(cfg.Privacy))
 	if err != nil {
 		mode = transcript.Strict
 	}
 	return &LLM{
-		cfg:    cfg,
-		mode:   mode,
-		url:    strings.TrimRight(cfg.BaseURL, "/") + "/chat/completions",
-		client: client,
-		san:    san,
+		cfg:  cfg,
+		mode: mode,
+		chat: chat.New(chat.Config{BaseURL: cfg.BaseURL, Model: cfg.Model, APIKey: cfg.APIKey, Timeout: cfg.Timeout,
+			HTTPClient: cfg.HTTPClient, Clean: func(s string) string { return san.Text(s, transcript.Strict) }}),
+		san: san,
 	}
 }
 
@@ -140,33 +135,6 @@ func (*LLM) Name() string { return "llm" }
 // Version returns the prompt version and the model, such as
 // "1+qwen2.5-coder:7b".
 func (l *LLM) Version() string { return llmPromptVersion + "+" + clip(l.cfg.Model, 100) }
-
-// chatRequest is the body of a chat-completions request.
-type chatRequest struct {
-	Model          string        `json:"model"`
-	Messages       []chatMessage `json:"messages"`
-	Temperature    float64       `json:"temperature"`
-	ResponseFormat struct {
-		Type string `json:"type"`
-	} `json:"response_format"`
-	Stream bool `json:"stream"`
-}
-
-// chatMessage is one message of a chat-completions request.
-type chatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
-// chatReply is the part of a chat-completions reply the extractor reads.
-type chatReply struct {
-	Choices []struct {
-		Message struct {
-			Content *string `json:"content"`
-			Refusal string  `json:"refusal"`
-		} `json:"message"`
-	} `json:"choices"`
-}
 
 // systemPrompt asks for the entries of at most max knowledge entries.
 func systemPrompt(max int) string {
@@ -203,64 +171,18 @@ func (l *LLM) Extract(ctx context.Context, t *transcript.Transcript, max int) ([
 	if err != nil {
 		return nil, err
 	}
-	body := chatRequest{
-		Model: l.cfg.Model,
-		Messages: []chatMessage{
-			{Role: "system", Content: systemPrompt(max)},
-			{Role: "user", Content: "Transcript as JSON:\n" + input},
-		},
-	}
-	body.ResponseFormat.Type = "json_object"
-	data, err := json.Marshal(body)
+	content, err := l.chat.Complete(ctx, []chat.Message{
+		{Role: "system", Content: systemPrompt(max)},
+		{Role: "user", Content: "Transcript as JSON:\n" + input},
+	})
 	if err != nil {
-		return nil, fmt.Errorf("encode chat request: %w", err)
+		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, l.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, l.url, bytes.NewReader(data))
-	if err != nil {
-		return nil, fmt.Errorf("build chat request: %w", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if l.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+l.cfg.APIKey)
-	}
-	resp, err := l.client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("post chat completion: %w", err)
-	}
-	defer resp.Body.Close()
-	reply, err := io.ReadAll(io.LimitReader(resp.Body, MaxReplyBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read chat completion: %w", err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return nil, fmt.Errorf("chat completion: HTTP %d: %s", resp.StatusCode, clip(l.san.Text(string(reply), transcript.Strict), 200))
-	}
-	if len(reply) > MaxReplyBytes {
-		return nil, fmt.Errorf("chat completion: reply over %d bytes", MaxReplyBytes)
-	}
-	var r chatReply
-	if err := json.Unmarshal(reply, &r); err != nil {
-		return nil, fmt.Errorf("decode chat completion: %w", err)
-	}
-	if len(r.Choices) == 0 {
-		return nil, errors.New("chat completion: no choices")
-	}
-	msg := r.Choices[0].Message
-	if msg.Content == nil || strings.TrimSpace(*msg.Content) == "" {
-		if msg.Refusal != "" {
-			return nil, fmt.Errorf("chat completion: model refused: %s", clip(l.san.Text(msg.Refusal, transcript.Strict), 200))
-		}
-		return nil, errors.New("chat completion: empty content")
-	}
-	return l.entries(*msg.Content, max)
+	return l.entries(content, max)
 }
 
 // entries parses and checks the JSON the model wrote.
 func (l *LLM) entries(content string, max int) ([]Candidate, error) {
-	content = stripFence(content)
 	var doc struct {
 		Entries *[]json.RawMessage `json:"entries"`
 	}
@@ -314,20 +236,6 @@ func (l *LLM) entry(raw json.RawMessage) (Candidate, bool) {
 		Score:    score(e.Score),
 		Evidence: "model " + clip(l.cfg.Model, 100),
 	}, true
-}
-
-// stripFence removes one Markdown code fence around a reply, which some
-// local models add even in JSON mode.
-func stripFence(s string) string {
-	s = strings.TrimSpace(s)
-	if !strings.HasPrefix(s, "```") || !strings.HasSuffix(s, "```") || len(s) < 6 {
-		return s
-	}
-	s = strings.TrimSuffix(s[3:], "```")
-	if i := strings.IndexByte(s, '\n'); i >= 0 && !strings.ContainsAny(s[:i], "{[") {
-		s = s[i+1:]
-	}
-	return strings.TrimSpace(s)
 }
 
 // jsonString decodes a JSON string.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knowhub/knowhub/internal/chat"
 	"github.com/knowhub/knowhub/internal/kb"
 	"github.com/knowhub/knowhub/internal/transcript"
 )
@@ -25,7 +26,7 @@ type chatServer struct {
 type chatRequestSeen struct {
 	auth string
 	body []byte
-	req  chatRequest
+	req  chat.Request
 }
 
 // newChatServer starts a server that answers every request with handle.

@@ -29,11 +29,25 @@ type Rules struct {
 	// never helped.
 	RetireHarmful int
 	RetireRatio   float64
+	// ReviseHarmful is how many harmful votes make an entry that also
+	// helped, and is not retired, partly right (PartlyRight): the
+	// optional model step of evolution asks for a revision of it. Zero
+	// turns it off. The rules alone never rewrite an entry.
+	ReviseHarmful int
 }
 
 // DefaultRules retire an entry at three harmful votes once harmful votes
-// are at least twice the helpful ones.
-var DefaultRules = Rules{RetireHarmful: 3, RetireRatio: 2}
+// are at least twice the helpful ones, and call an entry with two harmful
+// votes and at least one helpful one partly right.
+var DefaultRules = Rules{RetireHarmful: 3, RetireRatio: 2, ReviseHarmful: 2}
+
+// PartlyRight reports whether agents found e partly right: an active entry
+// with mixed feedback, at least ReviseHarmful harmful votes and one
+// helpful. Call it for an entry that Retire left active.
+func (r Rules) PartlyRight(e *Entry) bool {
+	return e != nil && e.State == StateActive && r.ReviseHarmful > 0 &&
+		e.Eval.Harmful >= r.ReviseHarmful && e.Eval.Helpful >= 1
+}
 
 // Retire returns the retired event for e when its feedback calls for it,
 // else nil. Only an active entry is retired.

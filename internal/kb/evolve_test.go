@@ -178,3 +178,31 @@ func TestRevision(t *testing.T) {
 		t.Error("a superseded entry was revised")
 	}
 }
+
+// An entry is partly right, for the model step, once it has two harmful
+// votes and a helpful one and the rules left it active.
+func TestPartlyRight(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		helpful, harmful int
+		state            string
+		want             bool
+	}{
+		{"mixed", 1, 2, StateActive, true},
+		{"one harmful", 3, 1, StateActive, false},
+		{"never helped", 0, 2, StateActive, false},
+		{"retired", 1, 3, StateRetired, false},
+		{"superseded", 1, 2, StateSuperseded, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := &Entry{State: tc.state}
+			e.Eval.Helpful, e.Eval.Harmful = tc.helpful, tc.harmful
+			if got := DefaultRules.PartlyRight(e); got != tc.want {
+				t.Errorf("PartlyRight = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if (Rules{}).PartlyRight(&Entry{State: StateActive, Eval: Eval{Helpful: 1, Harmful: 5}}) {
+		t.Error("PartlyRight with ReviseHarmful 0: want off")
+	}
+}

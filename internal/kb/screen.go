@@ -64,12 +64,17 @@ func screenRules() []rule {
 		{"new instructions", []string{"instruction", "directive"}, `\b(new|updated|revised|real|actual|true|secret|hidden) (system )?(instructions?|directives?)\s*:`},
 		{"new system prompt", []string{"system"}, `\b(new|updated|revised|real|actual|true|hidden) system (prompt|message)\b`},
 		{"reveal your system prompt", []string{"prompt", "instruction", "rules", "guideline", "message"}, `\b` + leakVerb + ` ((me|us|all|the|full|entire|exact|complete|text|of|verbatim) )*(your|ur) ((full|entire|exact|complete|original|initial|hidden|secret|internal|system) )*(system prompt|prompt|instructions|system message|rules|guidelines)\b`},
-		{"do not follow the system prompt", []string{"follow", "obey", "listen", "comply", "adhere"}, `\b(do not|don t|dont|never|no longer|stop) (follow|following|obey|obeying|listen to|listening to|comply with|adhere to) (the |your |any |those |these )?(system|developer|original|previous|prior|above|earlier) (prompt|message|instructions?|rules|guidelines|directives?)\b`},
-		{"print the system prompt", []string{"prompt", "message", "instruction"}, `(^|[.!?:;,\n]\s*|\b(please|now|then|first|also|and|must|should|always|just|you|answering|finally|immediately|instead) )` + leakVerb + ` ((me|us|all|of|the|full|entire|exact|complete|text|verbatim|contents) )*(the|this|its|their|his|her) ((full|entire|exact|complete|original|initial|hidden|secret|internal) )*(system prompt|system message|developer message|developer prompt|hidden instructions|initial prompt|system instructions)` +
+		{"do not follow the system prompt", []string{"follow", "obey", "listen", "comply", "adhere"}, `\b(do not|don t|dont|never|no longer|stop) (follow|following|obey|obeying|listen to|listening to|comply with|adhere to) (the |your |any |those |these )?(system|developer|original|previous|prior|above|earlier)( s)? (prompt|message|instructions?|rules|guidelines|guidance|directives?|policy|policies|orders)\b` +
+			// The short form, "Do not follow the system." or "... the
+			// developer, follow me": an order that starts a sentence and
+			// names no setting ("choices do not follow the system theme").
+			`|(\n|[.!?:;]\s*|\b(please|so|and|then|just|now|you|must|should|always|from now on|here) )(do not|don t|dont|never|stop) (follow|following|obey|obeying|listen to|listening to) (the |your )?(system|developer|developers|operator)( s)?(\s*([.!;:,)\n]|$)|\s+(but|and|anymore|any more|here|now|instead|this time|for (this|the rest))\b)`},
+		{"print the system prompt", []string{"prompt", "message", "instruction"}, `(^|[.!?:;,\n]\s*|\b(please|kindly|now|then|first|also|and|must|should|always|just|you|answering|finally|immediately|instead|simply) )(` + leakVerb + `|include|insert|paste|quote|write out)( out)? ((me|us|all|of|the|full|entire|whole|exact|complete|text|verbatim|contents) )*(the|this|its|their|his|her) ((full|entire|whole|exact|complete|original|initial|hidden|secret|internal) )*(system prompt|system message|developer message|developer prompt|hidden instructions|initial prompt|system instructions)` +
 			// Addressed to the reading model, not how-to prose ("print the
 			// system prompt with openclaw debug prompt"): the phrase ends
-			// there, or goes on to where or how the model should put it.
-			`(\s*([.!;:,)\n]|$)|\s+(and|then|before|first|now|verbatim|in full|word for word|exactly|into|to me|to us|to the (user|chat)|in (your|the) (reply|answer|response|output))\b)`},
+			// there, or goes on to where, when or how the model should put
+			// it.
+			`(\s*([.!;:,)\n]|$)|\s+(and|then|before|first|now|verbatim|in full|word for word|exactly|into|to me|to us|to the (user|chat)|you (received|were given|got|have)|whenever|every time|each time|in (your|the) (next )?(reply|answer|response|output)|in (a|an) (code block|code fence|quote)|at the (top|start|beginning|end|bottom) of (your|the|every|each))\b)`},
 		{"what is your system prompt", []string{"what"}, `\bwhat (is|are|was|were) your (system prompt|initial prompt|original instructions|instructions|hidden instructions)\b|\bwhat (were you|have you been) (told|instructed|given) (in|by) (your|the) (system prompt|system message|instructions|developer|operator)\b`},
 		{"repeat the text above", []string{"above", "before"}, `\b(repeat|print|output|show|recite) (all |the )?(words|text|everything|instructions) (above|before this)\b`},
 		{"role tag", nil, `<\s*/?\s*(system|assistant|developer)([\s_-]?(prompt|message|instructions?))?\s*>`},
@@ -123,7 +128,7 @@ func NewScreen() *Screen {
 		class.WriteRune(r)
 	}
 	sep := "[" + class.String() + "]+"
-	rs := append(screenRules(), agentRules()...)
+	rs := append(append(screenRules(), agentRules()...), toolRules()...)
 	s := &Screen{rules: make([]compiled, len(rs)), native: compileNative()}
 	for i, r := range rs {
 		s.rules[i] = compiled{name: r.name, anchors: r.anchors, re: regexp.MustCompile(strings.ReplaceAll(r.expr, " ", sep))}
