@@ -53,7 +53,7 @@ type LearnedEvent struct {
 	// the screened words of the query that found it.
 	HeadingPath []string `json:"heading_path,omitempty"`
 	Words       []string `json:"words,omitempty"`
-	// How names the evidence: "quoted", "read" or "ran".
+	// How names the evidence: "quoted", "read", "ran" or "cited".
 	How string `json:"how,omitempty"`
 }
 

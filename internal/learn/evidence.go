@@ -20,7 +20,10 @@
 //     page when no other section of the result is on that page;
 //   - ran it: a later tool call's input holds a line of one of the
 //     section's code blocks or inline code spans of at least CodeChars
-//     characters.
+//     characters;
+//   - cited it: anywhere after the result, a kb_update marks helpful a
+//     knowledge entry that a kb_search result of the transcript showed
+//     citing the section's page as "repo:path".
 //
 // A search teaches only when exactly one of its sections was used; a
 // transcript teaches at most MaxUses sections.
@@ -49,7 +52,7 @@ type Use struct {
 	Repo        string
 	Path        string
 	HeadingPath []string
-	// How is "quoted", "read" or "ran".
+	// How is "quoted", "read", "ran" or "cited".
 	How string
 }
 
@@ -58,6 +61,9 @@ type Use struct {
 var (
 	SearchTools = []string{"search_docs", "semantic_doc_search", "docsearch", "docs_search"}
 	ReadTools   = []string{"read_docs"}
+	// KBSearchTools show knowledge entries; KBUpdateTools rate them.
+	KBSearchTools = []string{"kb_search"}
+	KBUpdateTools = []string{"kb_update"}
 )
 
 // hit is a section as a search result showed it.
@@ -83,6 +89,7 @@ func Evidence(t *transcript.Transcript) []Use {
 			evs = append(evs, event{m.Role, &m.Content[j]})
 		}
 	}
+	entries := shownEntries(evs)
 	var uses []Use
 	for i, ev := range evs {
 		if ev.part.Type != transcript.PartToolCall || !slices.Contains(SearchTools, ev.part.Name) {
@@ -109,7 +116,11 @@ func Evidence(t *transcript.Transcript) []Use {
 		}
 		used, how := -1, ""
 		for h := range hits {
-			if w := usedHow(evs[at+1:end], hits, h); w != "" {
+			w := usedHow(evs[at+1:end], hits, h)
+			if w == "" && citedHelpful(evs[at+1:], entries, &hits[h]) {
+				w = "cited"
+			}
+			if w != "" {
 				if used >= 0 {
 					used = -2 // two sections used: no telling which answered
 					break
@@ -364,4 +375,51 @@ func readShows(out string, hits []hit, h int) bool {
 		}
 	}
 	return len(sections) > 1
+}
+
+// entryRE matches a knowledge entry in a kb_search result (kb's prompt
+// format).
+var entryRE = regexp.MustCompile(`(?s)<entry n="\d+" id="([^"]+)"[^>]*>(.*?)</entry>`)
+
+// shownEntries returns the text of every knowledge entry a kb_search result
+// of the transcript showed, by id.
+func shownEntries(evs []event) map[string]string {
+	out := map[string]string{}
+	for i, ev := range evs {
+		if ev.part.Type != transcript.PartToolCall || !slices.Contains(KBSearchTools, ev.part.Name) {
+			continue
+		}
+		if res, _ := resultOf(evs, i); res != nil && !res.IsError {
+			for _, m := range entryRE.FindAllStringSubmatch(res.Output, -1) {
+				out[m[1]] += m[2]
+			}
+		}
+	}
+	return out
+}
+
+// citedHelpful reports whether a kb_update among evs marks helpful an
+// entry whose text cites h's page.
+func citedHelpful(evs []event, entries map[string]string, h *hit) bool {
+	if len(entries) == 0 {
+		return false
+	}
+	cite := h.repo + ":" + h.path
+	for _, ev := range evs {
+		p := ev.part
+		if p.Type != transcript.PartToolCall || !slices.Contains(KBUpdateTools, p.Name) {
+			continue
+		}
+		var in struct {
+			ID        string `json:"knowledge_id"`
+			IsHelpful bool   `json:"is_helpful"`
+		}
+		if json.Unmarshal(p.Input, &in) != nil || !in.IsHelpful {
+			continue
+		}
+		if text, ok := entries[in.ID]; ok && strings.Contains(text, cite) {
+			return true
+		}
+	}
+	return false
 }
