@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -61,8 +62,12 @@ type Worker struct {
 	kb    jetstream.KeyValue
 	// learned holds each file's learned words (KH_LEARNED_WORDS).
 	learned jetstream.KeyValue
-	an      *analysis.Analyzer
-	red     Redactor
+	// seen caches, by KH_INDEX key, the learned words last read for a
+	// file (*seenRecord), so that indexing a chunk set reads the bucket
+	// once.
+	seen sync.Map
+	an   *analysis.Analyzer
+	red  Redactor
 	// screen refuses tools whose served text reads as prompt injection.
 	screen *kb.Screen
 	log    *slog.Logger

@@ -18,15 +18,18 @@ import (
 const StageLearned = "indexer-learned"
 
 // writeDoc builds the index document of chunk set cs with the file's
-// learned words and writes it. When the file's learned words change while
-// it builds, it builds again, so a learned event folded meanwhile is never
-// lost: either this write sees the new record, or the learned handler's
-// rewrite, which follows its fold, sees this write.
+// learned words and writes it. It builds with the record it last saw for
+// the file (none, for most files), then reads the record: when it changed
+// meanwhile, it builds and writes again. So a learned event folded
+// meanwhile is never lost (either this read sees the new record, or the
+// learned handler's rewrite, which follows its fold, sees this write), at
+// one bucket read per chunk set.
 func (w *Worker) writeDoc(ctx context.Context, cs *contract.ChunkSet, forged func(uint64) bool) (bool, error) {
 	key := contract.DocKey(cs.Repo, cs.Path)
-	rec, rev, err := w.learnedRecord(ctx, cs.Repo, cs.Path)
-	if err != nil {
-		return false, err
+	var rec *contract.LearnedRecord
+	var rev uint64
+	if c, ok := w.seen.Load(key); ok {
+		rec, rev = c.(*seenRecord).rec, c.(*seenRecord).rev
 	}
 	for attempt := 0; ; attempt++ {
 		val, err := contract.EncodeIndexDoc(BuildLearnedDoc(cs, w.an, rec))
@@ -44,11 +47,22 @@ func (w *Worker) writeDoc(ctx context.Context, cs *contract.ChunkSet, forged fun
 		if err != nil {
 			return false, err
 		}
+		if rev2 == 0 {
+			w.seen.Delete(key)
+		} else {
+			w.seen.Store(key, &seenRecord{again, rev2})
+		}
 		if rev2 == rev || attempt == 8 {
 			return written, nil
 		}
 		rec, rev = again, rev2
 	}
+}
+
+// seenRecord is a file's learned words as the indexer last read them.
+type seenRecord struct {
+	rec *contract.LearnedRecord
+	rev uint64
 }
 
 // learnedRecord reads a file's learned words and their revision (0 and a
