@@ -5,8 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/knowhub/knowhub/internal/analysis"
+	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/transcript"
 )
 
@@ -152,4 +154,27 @@ func TestWords(t *testing.T) {
 			t.Errorf("Words(%q) = %q, want %q", c.query, got, c.want)
 		}
 	}
+}
+
+// FuzzWords: whatever the query, Words returns at most MaxLearnedWords
+// distinct lower-case words of letters only, 3 to 24 bytes.
+func FuzzWords(f *testing.F) {
+	for _, s := range []string{"renew expired credentials", "ghp_R8x2kQ9vLm3nP7wZ4tY6uB1cD5eF0gH2iJ4k", "a@b.c [email] 10.0.0.1", "证书 更新 Alice", "rate-limit--x"} {
+		f.Add(s)
+	}
+	an := analysis.New()
+	f.Fuzz(func(t *testing.T, q string) {
+		words := Words(q, an)
+		if len(words) > contract.MaxLearnedWords {
+			t.Fatalf("%d words", len(words))
+		}
+		seen := map[string]bool{}
+		for _, w := range words {
+			if seen[w] || len(w) < 3 || len(w) > contract.MaxLearnedWordLen || strings.ToLower(w) != w ||
+				strings.ContainsFunc(w, func(r rune) bool { return !unicode.IsLetter(r) }) {
+				t.Fatalf("word %q of %q", w, q)
+			}
+			seen[w] = true
+		}
+	})
 }
