@@ -32,6 +32,8 @@ const (
 	MaxLearnedWords    = 8  // words per event
 	MaxLearnedWordLen  = 24 // bytes per word
 	MaxLearnedSections = 64 // taught sections per file record
+	MaxLearnedHeadings = 16 // headings in a section's heading path
+	MaxLearnedHeading  = 512
 )
 
 // LearnedSubject is the KH_LEARNED subject of one file's events.
@@ -72,6 +74,13 @@ func (e *LearnedEvent) Check(subject string) error {
 		return fmt.Errorf("learned event for %s/%s arrived on %s", e.Repo, e.Path, subject)
 	case e.Op == LearnedAdd && (len(e.Words) == 0 || len(e.Words) > MaxLearnedWords):
 		return fmt.Errorf("learned event carries %d words, want 1 to %d", len(e.Words), MaxLearnedWords)
+	case len(e.HeadingPath) > MaxLearnedHeadings:
+		return fmt.Errorf("learned event has %d headings, want at most %d", len(e.HeadingPath), MaxLearnedHeadings)
+	}
+	for _, h := range e.HeadingPath {
+		if len(h) > MaxLearnedHeading {
+			return fmt.Errorf("learned event has a heading of %d bytes, want at most %d", len(h), MaxLearnedHeading)
+		}
 	}
 	for _, w := range e.Words {
 		if w == "" || len(w) > MaxLearnedWordLen {

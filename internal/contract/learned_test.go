@@ -52,6 +52,8 @@ func TestLearnedEventCheck(t *testing.T) {
 		"no words":      func(e *LearnedEvent) { e.Words = nil },
 		"long word":     func(e *LearnedEvent) { e.Words = []string{"abcdefghijklmnopqrstuvwxyz"} },
 		"many words":    func(e *LearnedEvent) { e.Words = make([]string, MaxLearnedWords+1) },
+		"many headings": func(e *LearnedEvent) { e.HeadingPath = make([]string, MaxLearnedHeadings+1) },
+		"long heading":  func(e *LearnedEvent) { e.HeadingPath = []string{string(make([]byte, MaxLearnedHeading+1))} },
 	} {
 		e := good
 		mutate(&e)

@@ -128,8 +128,16 @@ func (p *Pipeline) Learn(t *transcript.Transcript, id string) []contract.Learned
 		if len(words) == 0 {
 			continue
 		}
-		evs = append(evs, contract.LearnedEvent{Schema: contract.SchemaVersion, Op: contract.LearnedAdd, TranscriptID: id,
-			Repo: u.Repo, Path: u.Path, HeadingPath: u.HeadingPath, Words: words, How: u.How})
+		heading := make([]string, len(u.HeadingPath))
+		for i, h := range u.HeadingPath {
+			heading[i] = p.in.Text(h)
+		}
+		ev := contract.LearnedEvent{Schema: contract.SchemaVersion, Op: contract.LearnedAdd, TranscriptID: id,
+			Repo: u.Repo, Path: u.Path, HeadingPath: heading, Words: words, How: u.How}
+		if p.in.Text(u.Path) != u.Path || ev.Check(contract.LearnedSubject(u.Repo, u.Path)) != nil {
+			continue // a path that held something to sanitize, or too long a heading path
+		}
+		evs = append(evs, ev)
 	}
 	return evs
 }

@@ -103,6 +103,11 @@ func (w *Worker) handleLearned(ctx context.Context, m *bus.Message) error {
 		if len(ev.Words) == 0 {
 			return nil
 		}
+		// Sections are indexed redacted: a heading that held a secret
+		// matches its section only redacted.
+		for i, h := range ev.HeadingPath {
+			ev.HeadingPath[i] = w.red.String(h)
+		}
 	}
 	changed, err := w.foldLearned(ctx, &ev)
 	if err != nil || !changed {
