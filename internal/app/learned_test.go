@@ -3,14 +3,17 @@ package app
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/extractor"
+	"github.com/knowhub/knowhub/internal/indexer"
 	"github.com/knowhub/knowhub/internal/natstest"
 	"github.com/knowhub/knowhub/internal/redact"
 )
@@ -123,6 +126,28 @@ func TestLearnedVocabulary(t *testing.T) {
 	}
 	assertNoPlanted(t, srv)
 
+	// The fold is a projection of KH_LEARNED: lost, it is replayed.
+	kv, err := srv.JS.KeyValue(t.Context(), contract.BucketLearned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Purge(t.Context(), contract.LearnedKey("docs", "keys.md")); err != nil {
+		t.Fatal(err)
+	}
+	red, err := redact.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := indexer.ReplayLearned(t.Context(), srv.JS, analysis.New(), red); err != nil || n != 1 {
+		t.Fatalf("replay: %d files, %v", n, err)
+	}
+	if again := learnedRecord(t, srv, "docs", "keys.md"); !reflect.DeepEqual(again, rec) {
+		t.Errorf("replayed record %+v, want %+v", again, rec)
+	}
+	if r := rankOf(searchDocs(t, srv.NC, paraphrase), "keys.md"); r != rankOf(after, "keys.md") {
+		t.Errorf("after the replay keys.md is at rank %d", r)
+	}
+
 	// Revoking the transcript takes its words back out.
 	if _, err := RevokeTranscript(t.Context(), srv.JS, srv.NC, reply.TranscriptID, "test"); err != nil {
 		t.Fatal(err)
@@ -139,6 +164,16 @@ func TestLearnedVocabulary(t *testing.T) {
 	}
 	if rec := learnedRecord(t, srv, "docs", "keys.md"); len(rec.Sections) != 0 {
 		t.Errorf("a revoked transcript taught again: %+v", rec)
+	}
+	// Replayed from the start, the revocation still wins.
+	if _, err := indexer.ReplayLearned(t.Context(), srv.JS, analysis.New(), red); err != nil {
+		t.Fatal(err)
+	}
+	if rec := learnedRecord(t, srv, "docs", "keys.md"); len(rec.Sections) != 0 {
+		t.Errorf("a replay brought revoked words back: %+v", rec)
+	}
+	if got := paths(searchDocs(t, srv.NC, paraphrase)); !slices.Equal(got, paths(before)) {
+		t.Errorf("after the replay the paraphrase finds %v, want %v", got, paths(before))
 	}
 }
 
