@@ -71,6 +71,11 @@ func ReplayExtraction(ctx context.Context, js jetstream.JetStream, nc *nats.Conn
 			if err != nil {
 				return rep, err
 			}
+			if !dryRun {
+				if err := extractor.PublishLearned(ctx, js, p.Learn(t, st.ID)); err != nil {
+					return rep, err
+				}
+			}
 			for _, r := range res.Requests {
 				r = extractor.ScopeRequest(r, t)
 				if dryRun {
@@ -98,9 +103,13 @@ func ReplayExtraction(ctx context.Context, js jetstream.JetStream, nc *nats.Conn
 	}
 }
 
-// RevokeTranscript revokes every entry extracted from one transcript and
-// returns how many it revoked.
+// RevokeTranscript revokes every entry extracted from one transcript, and
+// the words it taught docs sections (RevokeLearned), and returns how many
+// entries it revoked.
 func RevokeTranscript(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, transcriptID, reason string) (int, error) {
+	if _, err := RevokeLearned(ctx, js, transcriptID); err != nil {
+		return 0, err
+	}
 	bucket, err := js.KeyValue(ctx, contract.BucketKB)
 	if err != nil {
 		return 0, err
@@ -130,4 +139,33 @@ func RevokeTranscript(ctx context.Context, js jetstream.JetStream, nc *nats.Conn
 		n++
 	}
 	return n, nil
+}
+
+// RevokeLearned publishes to KH_LEARNED a revocation for every file whose
+// learned words (KH_LEARNED_WORDS) hold words taught by a transcript, and
+// returns how many files that is. The indexer removes the words and
+// reindexes each file.
+func RevokeLearned(ctx context.Context, js jetstream.JetStream, transcriptID string) (int, error) {
+	bucket, err := js.KeyValue(ctx, contract.BucketLearned)
+	if err != nil {
+		return 0, fmt.Errorf("open bucket %s: %w", contract.BucketLearned, err)
+	}
+	keys, err := bucket.ListKeys(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var evs []contract.LearnedEvent
+	for k := range keys.Keys() {
+		e, err := bucket.Get(ctx, k)
+		if err != nil {
+			continue
+		}
+		var rec contract.LearnedRecord
+		if json.Unmarshal(e.Value(), &rec) != nil || !rec.Taught(transcriptID) {
+			continue
+		}
+		evs = append(evs, contract.LearnedEvent{Schema: contract.SchemaVersion, Op: contract.LearnedRevoke,
+			TranscriptID: transcriptID, Repo: rec.Repo, Path: rec.Path})
+	}
+	return len(evs), extractor.PublishLearned(ctx, js, evs)
 }

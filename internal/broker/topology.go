@@ -60,6 +60,13 @@ func streamConfigs() []jetstream.StreamConfig {
 			Duplicates:  24 * time.Hour,
 		},
 		{
+			Name:        contract.StreamLearned,
+			Description: "append-only learned-vocabulary events: query words per used docs section, per transcript",
+			Subjects:    []string{contract.SubjectLearned + ".>"},
+			Storage:     jetstream.FileStorage,
+			Duplicates:  24 * time.Hour,
+		},
+		{
 			Name:        contract.StreamDLQ,
 			Description: "messages a stage could not process, with the reason in headers",
 			Subjects:    []string{contract.SubjectDLQ + ".>"},
@@ -73,6 +80,7 @@ func bucketConfigs() []jetstream.KeyValueConfig {
 	return []jetstream.KeyValueConfig{
 		{Bucket: contract.BucketIndex, Description: "per document term vectors and display text", History: 1, Storage: jetstream.FileStorage},
 		{Bucket: contract.BucketKB, Description: "current knowledge records", History: 1, Storage: jetstream.FileStorage},
+		{Bucket: contract.BucketLearned, Description: "learned query words per docs file, a fold of KH_LEARNED", History: 1, Storage: jetstream.FileStorage},
 		{Bucket: contract.BucketExtractions, Description: "what extraction saved from each transcript", History: 1,
 			Storage: jetstream.FileStorage, TTL: 7 * 24 * time.Hour},
 	}

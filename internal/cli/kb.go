@@ -9,10 +9,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knowhub/knowhub/internal/analysis"
 	"github.com/knowhub/knowhub/internal/app"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/indexer"
 	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/redact"
 )
 
 // kbSynopsis is the usage line of each kb subcommand.
@@ -250,12 +252,22 @@ func cmdKB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		red, err := redact.New(nil)
+		if err != nil {
+			return err
+		}
+		files, err := indexer.ReplayLearned(ctx, js, analysis.New(), red)
+		if err != nil {
+			return err
+		}
 		if *asJSON {
 			return printJSON(stdout, struct {
-				Entries int `json:"entries"`
-			}{n})
+				Entries      int `json:"entries"`
+				LearnedFiles int `json:"learned_files"`
+			}{n, files})
 		}
 		fmt.Fprintf(stdout, "recomputed %s from the knowledge log\n", plural(n, "knowledge entry", "knowledge entries"))
+		fmt.Fprintf(stdout, "recomputed the learned words of %s from %s\n", plural(files, "docs file", "docs files"), contract.StreamLearned)
 	}
 	return nil
 }

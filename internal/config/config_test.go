@@ -566,3 +566,16 @@ func TestRepositoryDemote(t *testing.T) {
 		t.Errorf("meta demote = %q, want %q", got, want)
 	}
 }
+
+func TestExtractorVocabulary(t *testing.T) {
+	c, err := parse(t, `{"extractor":{"vocabulary":false}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := c.Extractor.Vocabulary; v == nil || *v {
+		t.Errorf("extractor.vocabulary false parsed as %v", v)
+	}
+	if c, _ := parse(t, `{}`); c.Extractor.Vocabulary != nil {
+		t.Error("extractor.vocabulary is set by default; unset means on")
+	}
+}

@@ -128,6 +128,9 @@ type MarkdownOptions struct {
 	// does not find its answers in that key. A file whose front matter
 	// cannot be parsed is listed in Skipped.
 	StripFrontMatter []string
+	// Learned holds, by path, the learned words indexed with a file's
+	// sections (indexer.BuildLearnedDoc), to measure learned vocabulary.
+	Learned map[string]*contract.LearnedRecord
 }
 
 // IndexMarkdownWith is IndexMarkdown with options.
@@ -220,7 +223,7 @@ func (c *Collection) addMarkdown(ctx context.Context, name, dir string, opts Mar
 		seq := seqBase + uint64(i+1)
 		set := &contract.ChunkSet{Schema: contract.SchemaVersion, Repo: name, Path: rel, FileSeq: seq,
 			Meta: contract.RepoMeta{Priority: 100, Type: contract.RepoCore}, Chunks: cs}
-		c.engine.Apply(contract.DocKey(name, rel), indexer.BuildDoc(set, an), seq)
+		c.engine.Apply(contract.DocKey(name, rel), indexer.BuildLearnedDoc(set, an, opts.Learned[rel]), seq)
 		docs.Add(1)
 		chunks.Add(int64(len(cs)))
 		return nil

@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/knowhub/knowhub/internal/analysis"
+	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/learn"
 	"github.com/knowhub/knowhub/internal/transcript"
 )
 
@@ -66,6 +69,10 @@ type Config struct {
 	// MaxEntries is how many entries a transcript yields at most; zero
 	// means DefaultMaxEntries.
 	MaxEntries int `json:"maxEntries,omitempty"`
+	// Vocabulary, unless false, learns query words from the docs searches
+	// whose results the agent used (package learn) and publishes them to
+	// KH_LEARNED.
+	Vocabulary *bool `json:"vocabulary,omitempty"`
 }
 
 // Validate reports every problem of the configuration, or nil.
@@ -83,9 +90,11 @@ func (c Config) Validate() error {
 // Pipeline turns sanitized transcripts into kb save requests. It is
 // immutable and safe for concurrent use.
 type Pipeline struct {
-	max int
-	in  *transcript.Intake
-	x   Extractor
+	max   int
+	in    *transcript.Intake
+	x     Extractor
+	learn bool
+	an    *analysis.Analyzer
 }
 
 // NewPipeline checks cfg and returns a pipeline that extracts with x from
@@ -101,7 +110,36 @@ func NewPipeline(cfg Config, in *transcript.Intake, x Extractor) (*Pipeline, err
 	if max == 0 {
 		max = DefaultMaxEntries
 	}
-	return &Pipeline{max: max, in: in, x: x}, nil
+	return &Pipeline{max: max, in: in, x: x, learn: cfg.Vocabulary == nil || *cfg.Vocabulary, an: analysis.New()}, nil
+}
+
+// Learn returns the learned-vocabulary events of a sanitized transcript:
+// one per docs section the agent used after a search (learn.Evidence),
+// with the search's query sanitized again like any extracted text and
+// screened by learn.Words. It returns nil when the pipeline does not
+// learn vocabulary.
+func (p *Pipeline) Learn(t *transcript.Transcript, id string) []contract.LearnedEvent {
+	if !p.learn {
+		return nil
+	}
+	var evs []contract.LearnedEvent
+	for _, u := range learn.Evidence(t) {
+		words := learn.Words(p.in.Text(u.Query), p.an)
+		if len(words) == 0 {
+			continue
+		}
+		heading := make([]string, len(u.HeadingPath))
+		for i, h := range u.HeadingPath {
+			heading[i] = p.in.Text(h)
+		}
+		ev := contract.LearnedEvent{Schema: contract.SchemaVersion, Op: contract.LearnedAdd, TranscriptID: id,
+			Repo: u.Repo, Path: u.Path, HeadingPath: heading, Words: words, How: u.How}
+		if p.in.Text(u.Path) != u.Path || ev.Check(contract.LearnedSubject(u.Repo, u.Path)) != nil {
+			continue // a path that held something to sanitize, or too long a heading path
+		}
+		evs = append(evs, ev)
+	}
+	return evs
 }
 
 // Intake returns the transcript intake the pipeline extracts from.

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"regexp"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -123,6 +125,9 @@ func (w *Worker) extract(ctx context.Context, m *bus.Message) error {
 	for _, d := range res.Dropped {
 		w.log.Debug("candidate dropped", "transcript", st.ID, "reason", d)
 	}
+	if err := PublishLearned(ctx, w.js, w.p.Learn(t, st.ID)); err != nil {
+		return err
+	}
 	return w.recordDone(ctx, &done)
 }
 
@@ -139,6 +144,28 @@ func (w *Worker) recordDone(ctx context.Context, done *contract.Extraction) erro
 	}
 	if _, err := kv.Put(ctx, done.TranscriptID, data); err != nil {
 		return fmt.Errorf("record extraction of %s: %w", done.TranscriptID, err)
+	}
+	return nil
+}
+
+// PublishLearned publishes learned-vocabulary events to KH_LEARNED, each
+// with a message id of its transcript, file and section, so that a
+// transcript extracted again within the stream's duplicate window teaches
+// nothing twice (and folding a repeat changes nothing after it).
+func PublishLearned(ctx context.Context, js jetstream.JetStream, evs []contract.LearnedEvent) error {
+	for i := range evs {
+		ev := &evs[i]
+		data, err := json.Marshal(ev)
+		if err != nil {
+			return err
+		}
+		subject := contract.LearnedSubject(ev.Repo, ev.Path)
+		id := "learned:" + ev.Op + ":" + ev.TranscriptID + ":" + subject + ":" + contract.FileKey(strings.Join(ev.HeadingPath, "\n"))
+		msg := &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}
+		msg.Header.Set(contract.HeaderSchema, strconv.Itoa(contract.SchemaVersion))
+		if _, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(id)); err != nil {
+			return fmt.Errorf("publish learned words for %s: %w", subject, err)
+		}
 	}
 	return nil
 }

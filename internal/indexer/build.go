@@ -18,6 +18,13 @@ var builders = sync.Pool{New: func() any { return new(contract.VocabBuilder) }}
 // BuildDoc analyses a chunk set into the index document that replaces the
 // file's previous one. A deleted set becomes a tombstone.
 func BuildDoc(cs *contract.ChunkSet, an *analysis.Analyzer) *contract.IndexDoc {
+	return BuildLearnedDoc(cs, an, nil)
+}
+
+// BuildLearnedDoc is BuildDoc where each section also gets the words that
+// learned (the file's KH_LEARNED_WORDS record, or nil) holds for its
+// heading path, as the field contract.FieldLearned.
+func BuildLearnedDoc(cs *contract.ChunkSet, an *analysis.Analyzer, learned *contract.LearnedRecord) *contract.IndexDoc {
 	doc := &contract.IndexDoc{
 		Schema:     contract.SchemaVersion,
 		Analyzer:   contract.DocsBuild(analysis.Version),
@@ -66,9 +73,12 @@ func BuildDoc(cs *contract.ChunkSet, an *analysis.Analyzer) *contract.IndexDoc {
 				fields = append(fields, ft)
 			}
 		}
-		// Fields in name order: body, heading, summary, title.
+		// Fields in name order: body, heading, learned, summary, title.
 		add(field(contract.FieldBody, c.Text))
 		add(field(contract.FieldHeading, strings.Join(c.HeadingPath, "\n")))
+		if words := learned.Words(c.HeadingPath); len(words) > 0 {
+			add(field(contract.FieldLearned, strings.Join(words, "\n")))
+		}
 		add(shared(contract.FieldSummary, joinNonEmpty("\n", c.Summary, c.ReadWhen)))
 		add(shared(contract.FieldTitle, c.Title))
 		ic := contract.IndexChunk{

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -59,8 +60,14 @@ type Worker struct {
 	files *broker.FilesBound
 	kv    jetstream.KeyValue
 	kb    jetstream.KeyValue
-	an    *analysis.Analyzer
-	red   Redactor
+	// learned holds each file's learned words (KH_LEARNED_WORDS).
+	learned jetstream.KeyValue
+	// seen caches, by KH_INDEX key, the learned words last read for a
+	// file (*seenRecord), so that indexing a chunk set reads the bucket
+	// once.
+	seen sync.Map
+	an   *analysis.Analyzer
+	red  Redactor
 	// screen refuses tools whose served text reads as prompt injection.
 	screen *kb.Screen
 	log    *slog.Logger
@@ -105,6 +112,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 		{Stage, contract.StreamChunks, contract.SubjectChunks + ".>", 0, w.handle},
 		{StageTools, contract.StreamTools, contract.SubjectToolsEvents + ".>", 1, w.handleTool},
 		{StageKB, contract.StreamKnowledge, contract.SubjectKnowledge + ".>", 1, w.handleKB},
+		{StageLearned, contract.StreamLearned, contract.SubjectLearned + ".>", 1, w.handleLearned},
 	}
 	for _, c := range consumers {
 		err := b.Handle(bus.Consumer{
@@ -132,6 +140,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	if w.kb, err = js.KeyValue(ctx, contract.BucketKB); err != nil {
 		return fmt.Errorf("open bucket %s: %w", contract.BucketKB, err)
+	}
+	if w.learned, err = js.KeyValue(ctx, contract.BucketLearned); err != nil {
+		return fmt.Errorf("open bucket %s: %w", contract.BucketLearned, err)
 	}
 	return w.bus.Run(ctx)
 }
@@ -228,21 +239,15 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 		return bus.Permanent(fmt.Errorf("chunk set for %s/%s claims file_seq %d, past the last sequence %d of %s",
 			cs.Repo, cs.Path, cs.FileSeq, last, contract.StreamFiles))
 	}
-	doc := BuildDoc(cs, w.an)
-	val, err := contract.EncodeIndexDoc(doc)
-	if err != nil {
-		return bus.Permanent(err)
-	}
-	key := contract.DocKey(cs.Repo, cs.Path)
 	// An entry whose own sequence is past KH_FILES was forged before
 	// this check existed: the real version replaces it.
 	forged := func(cur uint64) bool {
 		ok, _, err := w.files.Covers(ctx, cur)
 		return err == nil && !ok
 	}
-	written, err := WriteChecked(ctx, w.kv, key, doc.SourceSeq, val, forged)
+	written, err := w.writeDoc(ctx, cs, forged)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", key, err)
+		return err
 	}
 	w.log.Debug("indexed", "repo", cs.Repo, "path", cs.Path, "chunks", len(cs.Chunks), "seq", cs.FileSeq,
 		"deleted", cs.Deleted, "written", written, "correlation", m.CorrelationID)

@@ -17,8 +17,9 @@ import (
 	"sync/atomic"
 )
 
-// MaxFields is the number of fields one collection may index.
-const MaxFields = 4
+// MaxFields is the number of fields one collection may index: docs use
+// five (title, summary, heading, body and learned words).
+const MaxFields = 5
 
 // Field configures one indexed field for BM25F.
 type Field struct {
@@ -934,7 +935,7 @@ func (ix *Index) impacts(pl *postingList, sc *scorer, acc *accumulator) []float6
 }
 
 // sharedImpacts computes impacts in an index whose fields share one
-// saturation (docs) in a loop of its own. It spells out the four fields:
+// saturation (docs) in a loop of its own. It spells out the five fields:
 // the constant below stops the build if MaxFields changes.
 func sharedImpacts(v []float64, postings []posting, stats []docStat, sc *scorer) {
 	n, wt, k1 := sc.norms, sc.weight, sc.k1
@@ -946,12 +947,15 @@ func sharedImpacts(v []float64, postings []posting, stats []docStat, sc *scorer)
 		}
 		x := wt[0]*float64(p.tf[0])*n.of(0, st.lens[0]) + wt[1]*float64(p.tf[1])*n.of(1, st.lens[1]) +
 			wt[2]*float64(p.tf[2])*n.of(2, st.lens[2]) + wt[3]*float64(p.tf[3])*n.of(3, st.lens[3])
+		if p.tf[4] != 0 {
+			x += wt[4] * float64(p.tf[4]) * n.of(4, st.lens[4])
+		}
 		v[i] = st.boost * (x * (k1 + 1) / (k1 + x))
 	}
 }
 
-// sharedImpacts reads exactly fields 0 to 3.
-const _ = uint(MaxFields-4) + uint(4-MaxFields)
+// sharedImpacts reads exactly fields 0 to 4.
+const _ = uint(MaxFields-5) + uint(5-MaxFields)
 
 // saturated returns BM25F's saturated term frequency of a posting's
 // frequencies tf in an entry of field lengths lens. Fields without a K1
