@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,9 @@ import (
 	"github.com/knowhub/knowhub/internal/broker"
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/config"
+	"github.com/knowhub/knowhub/internal/embedder"
+	"github.com/knowhub/knowhub/internal/embedding"
+	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/indexer"
 	"github.com/knowhub/knowhub/internal/query"
@@ -97,10 +101,34 @@ func NewWatcher(cfg *config.Config, js jetstream.JetStream, maxPayload int64, re
 // Stages selects which stages a process runs.
 type Stages struct {
 	Watcher, Chunker, Indexer, Query, Extractor bool
+	// Embedder runs only when semantic.embeddings is configured.
+	Embedder bool
 }
 
 // All runs every stage.
-var All = Stages{Watcher: true, Chunker: true, Indexer: true, Query: true, Extractor: true}
+var All = Stages{Watcher: true, Chunker: true, Indexer: true, Query: true, Extractor: true, Embedder: true}
+
+// NewEmbeddingClient returns a client of the configured embeddings
+// endpoint, or nil when there is none. The API key is read from the
+// environment variable the configuration names.
+func NewEmbeddingClient(cfg *config.Config, timeout time.Duration) (*embedding.Client, error) {
+	m := cfg.Semantic.Embeddings
+	if !m.Enabled() {
+		return nil, nil
+	}
+	var key string
+	if m.APIKeyEnv != "" {
+		key = os.Getenv(m.APIKeyEnv)
+		if key == "" {
+			return nil, fmt.Errorf("semantic.embeddings.apiKeyEnv names %s, which is not set", m.APIKeyEnv)
+		}
+	}
+	if timeout <= 0 {
+		timeout = time.Duration(m.TimeoutSeconds) * time.Second
+	}
+	return embedding.New(embedding.Config{BaseURL: m.URL, Model: m.Model, APIKey: key, Dimensions: m.Dimensions,
+		BatchSize: m.BatchSize, Timeout: timeout})
+}
 
 // NewIntake builds the transcript intake the configuration describes.
 func NewIntake(cfg *config.Config, red *redact.Redactor) (*transcript.Intake, error) {
@@ -190,6 +218,17 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		}
 		n.add(indexer.Stage, w.Run)
 	}
+	if stages.Embedder && cfg.Semantic.Embeddings.Enabled() {
+		client, err := NewEmbeddingClient(cfg, 0)
+		if err != nil {
+			return nil, err
+		}
+		w, err := embedder.New(embedder.Config{MaxFileBytes: cfg.Watcher.MaxFileBytes}, embedder.Deps{NC: nc, Logger: log, Client: client})
+		if err != nil {
+			return nil, err
+		}
+		n.add(embedder.Stage, w.Run)
+	}
 	if stages.Extractor {
 		pipeline, err := NewPipeline(cfg, red)
 		if err != nil {
@@ -221,8 +260,18 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		for _, t := range cfg.HTTP.Tokens {
 			ac.Tokens = append(ac.Tokens, api.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
 		}
-		a, err := api.New(ac, api.Deps{NC: nc, JS: js, Logger: log, Index: q, Redactor: red, Intake: intake,
-			Complete: n.isComplete, Problem: n.Problem})
+		deps := api.Deps{NC: nc, JS: js, Logger: log, Index: q, Redactor: red, Intake: intake,
+			Complete: n.isComplete, Problem: n.Problem}
+		if m := cfg.Semantic.Embeddings; m.Enabled() {
+			ac.EmbedTimeout = time.Duration(m.QueryTimeoutMs) * time.Millisecond
+			client, err := NewEmbeddingClient(cfg, ac.EmbedTimeout)
+			if err != nil {
+				return nil, err
+			}
+			q.Engine().SetEmbeddings(engine.Embeddings{Model: client.Model(), Weight: m.Weight})
+			deps.Embedder = client
+		}
+		a, err := api.New(ac, deps)
 		if err != nil {
 			return nil, err
 		}
