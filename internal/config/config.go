@@ -50,7 +50,7 @@ const (
 	DefaultTopK           = 10
 	DefaultMaxTopK        = 100
 	// DefaultEmbeddingWeight is engine.DefaultEmbeddingWeight.
-	DefaultEmbeddingWeight = 0.3
+	DefaultEmbeddingWeight = 0.1
 )
 
 // Limits enforced by Validate.

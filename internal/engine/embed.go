@@ -28,7 +28,7 @@ type Embeddings struct {
 
 // DefaultEmbeddingWeight is the weight of the vectors chosen on the dev
 // halves of the judged docs sets (docs/performance.md).
-const DefaultEmbeddingWeight = 0.3
+const DefaultEmbeddingWeight = 0.1
 
 // SetEmbeddings turns fusion with endpoint vectors on (a Model and a
 // positive Weight) or off. Call it before the engine serves.
