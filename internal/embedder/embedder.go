@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/knowhub/knowhub/internal/bus"
 	"github.com/knowhub/knowhub/internal/contract"
@@ -165,9 +166,41 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 		contract.HeaderSchema:      {strconv.Itoa(contract.SchemaVersion)},
 		nats.MsgIdHdr:              {m.Subject + ":" + strconv.FormatUint(m.Seq, 10)},
 	}}
-	if _, err := w.bus.JetStream().PublishMsg(ctx, msg); err != nil {
+	if err := w.publish(ctx, msg, cs.FileSeq); err != nil {
 		return fmt.Errorf("publish vectors of %s/%s: %w", cs.Repo, cs.Path, err)
 	}
 	w.log.Debug("embedded", "repo", cs.Repo, "path", cs.Path, "chunks", len(cs.Chunks), "seq", cs.FileSeq, "correlation", m.CorrelationID)
 	return nil
+}
+
+// publish stores msg, the vector set of file_seq seq, unless KH_VECTORS
+// already holds one of a newer version of the file: copies embedding two
+// versions at once must not leave the older one as the file's last.
+func (w *Worker) publish(ctx context.Context, msg *nats.Msg, seq uint64) error {
+	js := w.bus.JetStream()
+	stream, err := js.Stream(ctx, contract.StreamVectors)
+	if err != nil {
+		return err
+	}
+	for range 8 {
+		lastSeq := uint64(0)
+		last, err := stream.GetLastMsgForSubject(ctx, msg.Subject)
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+		case err != nil:
+			return err
+		default:
+			lastSeq = last.Sequence
+			if src, err := strconv.ParseUint(last.Header.Get(contract.HeaderSourceSeq), 10, 64); err == nil && src > seq {
+				return nil
+			}
+		}
+		msg.Header.Set(nats.ExpectedLastSubjSeqHdr, strconv.FormatUint(lastSeq, 10))
+		_, err = js.PublishMsg(ctx, msg)
+		if bus.IsWrongLastSequence(err) {
+			continue // another vector set of the file came first: look again
+		}
+		return err
+	}
+	return errors.New("the vector sets of the file kept changing")
 }
