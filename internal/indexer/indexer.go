@@ -112,7 +112,9 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 		{Stage, contract.StreamChunks, contract.SubjectChunks + ".>", 0, w.handle},
 		{StageTools, contract.StreamTools, contract.SubjectToolsEvents + ".>", 1, w.handleTool},
 		{StageKB, contract.StreamKnowledge, contract.SubjectKnowledge + ".>", 1, w.handleKB},
-		{StageVectors, contract.StreamVectors, contract.SubjectVectors + ".>", 0, w.handleVectors},
+		// Folding vectors is one read and one write: two at a time is
+		// plenty, and keeps a node without an endpoint as light as before.
+		{StageVectors, contract.StreamVectors, contract.SubjectVectors + ".>", 2, w.handleVectors},
 	}
 	for _, c := range consumers {
 		err := b.Handle(bus.Consumer{
