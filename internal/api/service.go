@@ -42,6 +42,9 @@ type Config struct {
 	// Hosts are the host names the HTTP API answers to besides localhost
 	// and IP addresses (see browserGuard).
 	Hosts []string
+	// EmbedTimeout bounds the embedding of one docs query (default
+	// DefaultEmbedTimeout).
+	EmbedTimeout time.Duration
 }
 
 // Index is what the endpoints read: the replica's engine and whether it
@@ -73,6 +76,9 @@ type Deps struct {
 	// Evolver, when set, is knowledge evolution's model step (package
 	// evolve); without it the rules of package kb run alone.
 	Evolver Evolver
+	// Embedder, when set, embeds docs queries for fusion with the
+	// sections' endpoint vectors (engine.Embeddings).
+	Embedder QueryEmbedder
 }
 
 // Service serves an Index over NATS micro (Run) and HTTP (Handler).
@@ -95,6 +101,7 @@ type Service struct {
 	metrics  *Metrics
 	complete func() bool
 	problem  func() error
+	embedder *queryEmbedder
 }
 
 // New returns the API; Run serves its NATS endpoints, Handler its HTTP ones.
@@ -136,6 +143,12 @@ func New(cfg Config, deps Deps) (*Service, error) {
 
 		complete: deps.Complete,
 		problem:  deps.Problem,
+	}
+	if deps.Embedder != nil {
+		if cfg.EmbedTimeout <= 0 {
+			cfg.EmbedTimeout = DefaultEmbedTimeout
+		}
+		s.embedder = &queryEmbedder{e: deps.Embedder, timeout: cfg.EmbedTimeout}
 	}
 	s.metrics = NewMetrics(deps.JS)
 	s.metrics.instrumentAPI(s)
@@ -294,6 +307,7 @@ func (s *Service) SearchDocs(ctx context.Context, sr contract.SearchRequest) (*c
 	if sr.MinSeq > 0 && !s.waitApplied(ctx, contract.CollectionDocs, sr.MinSeq) {
 		return nil, fmt.Errorf("%w: index has not reached sequence %d within %s", ErrUnavailable, sr.MinSeq, s.cfg.MinSeqWait)
 	}
+	s.embed(ctx, &sr)
 	resp, err := s.engine.SearchDocs(sr)
 	if err == nil {
 		resp.Indexing = !s.Complete()

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,9 @@ import (
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/embedder"
+	"github.com/knowhub/knowhub/internal/embedding"
+	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/evolve"
 	"github.com/knowhub/knowhub/internal/extractor"
 	"github.com/knowhub/knowhub/internal/indexer"
@@ -100,10 +104,34 @@ func NewWatcher(cfg *config.Config, js jetstream.JetStream, maxPayload int64, re
 // Stages selects which stages a process runs.
 type Stages struct {
 	Watcher, Chunker, Indexer, Query, Extractor bool
+	// Embedder runs only when semantic.embeddings is configured.
+	Embedder bool
 }
 
 // All runs every stage.
-var All = Stages{Watcher: true, Chunker: true, Indexer: true, Query: true, Extractor: true}
+var All = Stages{Watcher: true, Chunker: true, Indexer: true, Query: true, Extractor: true, Embedder: true}
+
+// NewEmbeddingClient returns a client of the configured embeddings
+// endpoint, or nil when there is none. The API key is read from the
+// environment variable the configuration names.
+func NewEmbeddingClient(cfg *config.Config, timeout time.Duration) (*embedding.Client, error) {
+	m := cfg.Semantic.Embeddings
+	if !m.Enabled() {
+		return nil, nil
+	}
+	var key string
+	if m.APIKeyEnv != "" {
+		key = os.Getenv(m.APIKeyEnv)
+		if key == "" {
+			return nil, fmt.Errorf("semantic.embeddings.apiKeyEnv names %s, which is not set", m.APIKeyEnv)
+		}
+	}
+	if timeout <= 0 {
+		timeout = time.Duration(m.TimeoutSeconds) * time.Second
+	}
+	return embedding.New(embedding.Config{BaseURL: m.URL, Model: m.Model, APIKey: key, Dimensions: m.Dimensions,
+		BatchSize: m.BatchSize, Timeout: timeout})
+}
 
 // NewIntake builds the transcript intake the configuration describes.
 func NewIntake(cfg *config.Config, red *redact.Redactor) (*transcript.Intake, error) {
@@ -193,6 +221,17 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		}
 		n.add(indexer.Stage, w.Run)
 	}
+	if stages.Embedder && cfg.Semantic.Embeddings.Enabled() {
+		client, err := NewEmbeddingClient(cfg, 0)
+		if err != nil {
+			return nil, err
+		}
+		w, err := embedder.New(embedder.Config{MaxFileBytes: cfg.Watcher.MaxFileBytes}, embedder.Deps{NC: nc, Logger: log, Client: client})
+		if err != nil {
+			return nil, err
+		}
+		n.add(embedder.Stage, w.Run)
+	}
 	if stages.Extractor {
 		pipeline, err := NewPipeline(cfg, red)
 		if err != nil {
@@ -229,6 +268,15 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		if l := cfg.Knowledge.Evolution.LLM; l.BaseURL != "" {
 			deps.Evolver = evolve.New(chat.Config{BaseURL: l.BaseURL, Model: l.Model, APIKey: l.APIKey,
 				Timeout: time.Duration(l.TimeoutSeconds) * time.Second, Clean: red.String})
+		}
+		if m := cfg.Semantic.Embeddings; m.Enabled() {
+			ac.EmbedTimeout = time.Duration(m.QueryTimeoutMs) * time.Millisecond
+			client, err := NewEmbeddingClient(cfg, ac.EmbedTimeout)
+			if err != nil {
+				return nil, err
+			}
+			q.Engine().SetEmbeddings(engine.Embeddings{Model: client.Model(), Weight: m.Weight})
+			deps.Embedder = client
 		}
 		a, err := api.New(ac, deps)
 		if err != nil {

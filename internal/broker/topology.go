@@ -31,6 +31,13 @@ func streamConfigs() []jetstream.StreamConfig {
 			Storage:           jetstream.FileStorage,
 		},
 		{
+			Name:              contract.StreamVectors,
+			Description:       "section vectors of the latest chunk set of each file, from the configured embeddings endpoint",
+			Subjects:          []string{contract.SubjectVectors + ".>"},
+			MaxMsgsPerSubject: 1,
+			Storage:           jetstream.FileStorage,
+		},
+		{
 			Name:              contract.StreamTools,
 			Description:       "tool catalog, last value per tool",
 			Subjects:          []string{contract.SubjectToolsEvents + ".>"},

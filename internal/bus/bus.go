@@ -56,6 +56,31 @@ type permanentError struct {
 func (e permanentError) Error() string { return e.err.Error() }
 func (e permanentError) Unwrap() error { return e.err }
 
+// laterError marks an error of a condition outside the message.
+type laterError struct{ err error }
+
+func (e laterError) Error() string { return e.err.Error() }
+func (e laterError) Unwrap() error { return e.err }
+
+// Later marks err as a condition outside the message that lasts (an
+// endpoint that is down, a result another stage has yet to write): the
+// message is neither retried at once nor dead-lettered, but redelivered
+// after the consumer's NakDelay, doubling up to MaxNakDelay, until it
+// succeeds.
+func Later(err error) error {
+	if err == nil {
+		return nil
+	}
+	return laterError{err: err}
+}
+
+// IsLater reports whether err was marked with Later.
+func IsLater(err error) bool { return errors.As(err, new(laterError)) }
+
+// waits reports whether a failed message is to be redelivered later
+// rather than retried now or dead-lettered.
+func waits(err error) bool { return IsStorageFull(err) || IsLater(err) }
+
 // Permanent marks err as one that retrying cannot fix (malformed payload,
 // invalid UTF-8, unsupported schema).
 func Permanent(err error) error {
@@ -183,7 +208,7 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 		InitialInterval: 50 * time.Millisecond,
 		MaxInterval:     2 * time.Second,
 		Multiplier:      2,
-		ShouldRetry:     func(p middleware.RetryParams) bool { return !IsPermanent(p.Err) && !IsStorageFull(p.Err) },
+		ShouldRetry:     func(p middleware.RetryParams) bool { return !IsPermanent(p.Err) && !waits(p.Err) },
 		Logger:          watermillLogger(b.log.With("component", "bus", "stage", c.Stage)),
 	}
 	// A dead letter keeps the metadata only: the payload may hold a
@@ -193,7 +218,7 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 	// A message that failed for want of storage is not poison: it is
 	// returned and redelivered, with backoff, until there is room again.
 	poison, err := middleware.PoisonQueueWithFilter(payloadless{b.dlq}, contract.DLQSubject(c.Stage),
-		func(err error) bool { return !IsStorageFull(err) })
+		func(err error) bool { return !waits(err) })
 	if err != nil {
 		return fmt.Errorf("poison queue for %s: %w", c.Stage, err)
 	}
@@ -206,6 +231,8 @@ func (b *Bus) Handle(c Consumer, h Handler) error {
 		}
 		switch {
 		case err == nil:
+		case IsLater(err):
+			log.Info("message waits for redelivery", "subject", m.Subject, "seq", m.Seq, "delivered", m.Delivered, "correlation", m.CorrelationID, "err", err)
 		case IsStorageFull(err):
 			log.Error("JetStream has no room to store the result (is its disk full?); the message waits for redelivery",
 				"subject", m.Subject, "seq", m.Seq, "correlation", m.CorrelationID, "err", err)

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/knowhub/knowhub/internal/embedding"
 	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/eval"
 )
@@ -41,6 +42,10 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	tune := c.fs.Int("tune", 0, "with --sets, search the docs page scoring on the half for `N` rounds of coordinate ascent and print every step")
 	ablate := c.fs.Bool("ablate", false, "with --sets, print the default page scoring with each component off in turn")
 	together := c.fs.Bool("together", false, "with --sets, index the corpora of the sets that strip no front matter into one engine, each a repository of its own: a judged page must then also come from its set's repository")
+	embedURL := c.fs.String("embeddings-url", "", "with --sets, also rank by the vectors of this OpenAI-compatible embeddings `URL` (the API root, as semantic.embeddings.url)")
+	embedModel := c.fs.String("embeddings-model", "", "with --embeddings-url, the `model`")
+	embedKeyEnv := c.fs.String("embeddings-key-env", "", "with --embeddings-url, the environment `variable` holding the API key")
+	embedWeight := c.fs.Float64("embeddings-weight", engine.DefaultEmbeddingWeight, "with --embeddings-url, the vectors' `share` of the fused score, 0 to 1")
 	c.usage = func(w io.Writer) {
 		fmt.Fprint(w, `Usage:
   knowhub eval DIR                  DIR holds corpus.jsonl, queries.jsonl and qrels.tsv
@@ -50,6 +55,7 @@ func cmdEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
   knowhub eval --markdown DOCS_DIR --queries Q.jsonl --qrels QRELS.tsv [--strip-front-matter KEY,...]
                                     qrels name files by their path relative to DOCS_DIR
   knowhub eval --sets SETS_DIR --half dev|test [--corpora CORPORA_DIR] [--together] [--tune N | --ablate]
+               [--embeddings-url URL --embeddings-model M [--embeddings-weight W]]
                                     every set of SETS_DIR, one table; --tune searches the
                                     docs page scoring, --ablate turns each component off;
                                     --together indexes the corpora as repositories of one engine
@@ -90,7 +96,22 @@ returned), averaged over the queries that have a relevant document.
 		case *ablate:
 			return evalAblate(ctx, *setsDir, *corpora, *half, eval.Options{Limit: *limit, Together: *together}, stdout)
 		}
-		return evalSets(ctx, *setsDir, *corpora, *half, eval.Options{Limit: *limit, Together: *together, Semantic: &mode}, *asJSON, stdout, stderr)
+		opts := eval.Options{Limit: *limit, Together: *together, Semantic: &mode}
+		if *embedURL != "" {
+			if *embedWeight < 0 || *embedWeight > 1 {
+				return usageError{fmt.Errorf("--embeddings-weight %g: want 0 to 1", *embedWeight)}
+			}
+			ec := embedding.Config{BaseURL: *embedURL, Model: *embedModel}
+			if *embedKeyEnv != "" {
+				ec.APIKey = os.Getenv(*embedKeyEnv)
+			}
+			client, err := embedding.New(ec)
+			if err != nil {
+				return usageError{fmt.Errorf("--embeddings-url: %w", err)}
+			}
+			opts.Embed, opts.EmbedWeight = client, *embedWeight
+		}
+		return evalSets(ctx, *setsDir, *corpora, *half, opts, *asJSON, stdout, stderr)
 	}
 	stripKeys, err := frontMatterKeys(*strip)
 	if err != nil {

@@ -182,3 +182,13 @@ func TestHealth(t *testing.T) {
 		t.Errorf("a URL that is not http: exit %d", code)
 	}
 }
+
+// The embedder stage without an endpoint says what to configure, and
+// connects to nothing.
+func TestEmbedderWithoutAnEndpoint(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := Main(t.Context(), []string{"worker", "embedder", "--nats-url", noServer}, &out, &errOut)
+	if code == 0 || !strings.Contains(errOut.String(), "the embedder needs semantic.embeddings.url and model") {
+		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+}

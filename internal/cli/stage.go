@@ -36,6 +36,9 @@ func Stage(ctx context.Context, name string, stages app.Stages, args []string, s
 		if err := cfg.Validate(); err != nil {
 			return err
 		}
+		if stages.Embedder && !cfg.Semantic.Embeddings.Enabled() {
+			return usageError{errors.New("the embedder needs semantic.embeddings.url and model in the configuration")}
+		}
 		if stages.Watcher {
 			if len(cfg.Repositories) == 0 {
 				return usageError{fmt.Errorf("no repositories: pass --config with a repositories list")}
@@ -99,19 +102,20 @@ var stages = map[string]app.Stages{
 	"indexer":   {Indexer: true},
 	"query":     {Query: true},
 	"extractor": {Extractor: true},
+	"embedder":  {Embedder: true},
 }
 
 func cmdWorker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return usageError{errors.New("missing stage: knowhub worker watcher|chunker|indexer|query|extractor [flags]")}
+		return usageError{errors.New("missing stage: knowhub worker watcher|chunker|indexer|query|extractor|embedder [flags]")}
 	}
 	if isHelp(args[0]) {
-		fmt.Fprint(stdout, "usage: knowhub worker watcher|chunker|indexer|query|extractor [flags]\n\nknowhub worker STAGE -h lists a stage's flags.\n")
+		fmt.Fprint(stdout, "usage: knowhub worker watcher|chunker|indexer|query|extractor|embedder [flags]\n\nknowhub worker STAGE -h lists a stage's flags.\n")
 		return nil
 	}
 	st, ok := stages[args[0]]
 	if !ok {
-		return usageError{fmt.Errorf("unknown stage %q: want watcher, chunker, indexer, query or extractor", args[0])}
+		return usageError{fmt.Errorf("unknown stage %q: want watcher, chunker, indexer, query, extractor or embedder", args[0])}
 	}
 	if code := Stage(ctx, args[0], st, args[1:], stdout, stderr); code != 0 {
 		return errSilent

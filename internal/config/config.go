@@ -49,6 +49,8 @@ const (
 	DefaultMaxFileBytes   = 4 << 20
 	DefaultTopK           = 10
 	DefaultMaxTopK        = 100
+	// DefaultEmbeddingWeight is engine.DefaultEmbeddingWeight.
+	DefaultEmbeddingWeight = 0.1
 )
 
 // Limits enforced by Validate.
@@ -74,6 +76,7 @@ type Config struct {
 	Query        query.Config   `json:"query"`
 	Extractor    Extractor      `json:"extractor"`
 	Knowledge    Knowledge      `json:"knowledge"`
+	Semantic     Semantic       `json:"semantic"`
 }
 
 // Knowledge configures the knowledge base beyond its requests.
@@ -87,6 +90,46 @@ type Knowledge struct {
 // verdict and merged text for two near duplicates.
 type Evolution struct {
 	LLM LLM `json:"llm"`
+}
+
+// Semantic configures meaning-based retrieval beyond the built-in word
+// vectors.
+type Semantic struct {
+	// Embeddings, when URL is set, embeds every section and docs query
+	// with an OpenAI-compatible embeddings endpoint.
+	Embeddings Embeddings `json:"embeddings"`
+}
+
+// Embeddings is an OpenAI-compatible /v1/embeddings endpoint (OpenAI,
+// Ollama, text-embeddings-inference, vLLM). Without a URL nothing changes.
+type Embeddings struct {
+	// URL is the API root, such as http://127.0.0.1:11434/v1: knowhub
+	// posts to URL/embeddings.
+	URL   string `json:"url"`
+	Model string `json:"model"`
+	// APIKeyEnv names the environment variable that holds the API key,
+	// sent as a bearer token; the key itself is never in the file.
+	APIKeyEnv string `json:"apiKeyEnv"`
+	// Dimensions, when positive, asks the model for vectors this long.
+	Dimensions int `json:"dimensions"`
+	// BatchSize is the most sections one request carries (default 32).
+	BatchSize int `json:"batchSize"`
+	// TimeoutSeconds bounds one request of the embedder stage (default 30).
+	TimeoutSeconds int `json:"timeoutSeconds"`
+	// QueryTimeoutMs bounds the embedding of a query (default 1000); past
+	// it the query is answered lexically.
+	QueryTimeoutMs int `json:"queryTimeoutMs"`
+	// Weight is the vectors' share of the fused docs score, 0 to 1
+	// (default engine.DefaultEmbeddingWeight).
+	Weight float64 `json:"weight"`
+}
+
+// Enabled reports whether an endpoint is configured.
+func (e Embeddings) Enabled() bool { return e.URL != "" }
+
+// LogValue logs the endpoint without the key's value.
+func (e Embeddings) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("url", e.URL), slog.String("model", e.Model), slog.String("api_key_env", e.APIKeyEnv))
 }
 
 // NATS is how `knowhub up` runs its embedded server (Listen, MaxPayload)
@@ -313,6 +356,7 @@ func Default() *Config {
 			DebounceMS:   DefaultDebounceMS,
 			MaxFileBytes: DefaultMaxFileBytes,
 		},
-		Query: query.Config{DefaultTopK: DefaultTopK, MaxTopK: DefaultMaxTopK, Semantic: true},
+		Query:    query.Config{DefaultTopK: DefaultTopK, MaxTopK: DefaultMaxTopK, Semantic: true},
+		Semantic: Semantic{Embeddings: Embeddings{BatchSize: 32, TimeoutSeconds: 30, QueryTimeoutMs: 1000, Weight: DefaultEmbeddingWeight}},
 	}
 }

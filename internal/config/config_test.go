@@ -444,6 +444,17 @@ func TestValidate(t *testing.T) {
 		{"evolution llm timeout", func(c *Config) {
 			c.Knowledge.Evolution.LLM = LLM{BaseURL: "http://127.0.0.1:11434/v1", Model: "m"}
 		}, "knowledge.evolution.llm.timeoutSeconds: must be at least 1"},
+		{"embeddings url", func(c *Config) { c.Semantic.Embeddings.URL = "ftp://x"; c.Semantic.Embeddings.Model = "m" }, "semantic.embeddings.url"},
+		{"embeddings model", func(c *Config) { c.Semantic.Embeddings.URL = "http://127.0.0.1:11434/v1" }, "semantic.embeddings.model: required"},
+		{"embeddings key", func(c *Config) {
+			c.Semantic.Embeddings.URL, c.Semantic.Embeddings.Model, c.Semantic.Embeddings.APIKeyEnv = "http://h/v1", "m", "sk-abc def"
+		}, "semantic.embeddings.apiKeyEnv: \"sk-abc def\" is not an environment variable's name"},
+		{"embeddings weight", func(c *Config) {
+			c.Semantic.Embeddings.URL, c.Semantic.Embeddings.Model, c.Semantic.Embeddings.Weight = "http://h/v1", "m", 1.5
+		}, "semantic.embeddings.weight: must be between 0 and 1"},
+		{"embeddings batch", func(c *Config) {
+			c.Semantic.Embeddings.URL, c.Semantic.Embeddings.Model, c.Semantic.Embeddings.BatchSize = "http://h/v1", "m", 0
+		}, "semantic.embeddings.batchSize: must be between 1 and 2048"},
 		{"debounce negative", func(c *Config) { c.Watcher.DebounceMS = -1 }, "watcher.debounceMs: must not be negative"},
 		{"max file bytes zero", func(c *Config) { c.Watcher.MaxFileBytes = 0 }, "watcher.maxFileBytes: must be positive"},
 		{"default topK zero", func(c *Config) { c.Query.DefaultTopK = 0 }, "query.defaultTopK: must be at least 1"},

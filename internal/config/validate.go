@@ -36,6 +36,7 @@ func (c *Config) Validate() error {
 	e.stage("extractor", c.Extractor.Config.Validate())
 	c.Extractor.LLM.validate(&e, "extractor.llm")
 	c.Knowledge.Evolution.LLM.validate(&e, "knowledge.evolution.llm")
+	c.Semantic.Embeddings.validate(&e)
 	return e.err()
 }
 
@@ -53,6 +54,40 @@ func (l LLM) validate(e *errs, key string) {
 	}
 	if l.TimeoutSeconds < 1 {
 		e.add(key+".timeoutSeconds", "must be at least 1")
+	}
+}
+
+// envName is the shape of an environment variable's name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (m Embeddings) validate(e *errs) {
+	if m.URL == "" {
+		return
+	}
+	const at = "semantic.embeddings."
+	if u, err := url.Parse(m.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		e.add(at+"url", "%q is not an http(s) URL", m.URL)
+	}
+	if strings.TrimSpace(m.Model) == "" {
+		e.add(at+"model", "required with a url")
+	}
+	if m.APIKeyEnv != "" && !envName.MatchString(m.APIKeyEnv) {
+		e.add(at+"apiKeyEnv", "%q is not an environment variable's name (give the name, not the key)", m.APIKeyEnv)
+	}
+	if m.Dimensions < 0 || m.Dimensions > contract.MaxEmbeddingDims {
+		e.add(at+"dimensions", "must be between 0 (the model's own) and %d, not %d", contract.MaxEmbeddingDims, m.Dimensions)
+	}
+	if m.BatchSize < 1 || m.BatchSize > 2048 {
+		e.add(at+"batchSize", "must be between 1 and 2048, not %d", m.BatchSize)
+	}
+	if m.TimeoutSeconds < 1 {
+		e.add(at+"timeoutSeconds", "must be at least 1")
+	}
+	if m.QueryTimeoutMs < 1 {
+		e.add(at+"queryTimeoutMs", "must be at least 1")
+	}
+	if m.Weight < 0 || m.Weight > 1 {
+		e.add(at+"weight", "must be between 0 and 1, not %g", m.Weight)
 	}
 }
 

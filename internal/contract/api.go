@@ -32,6 +32,9 @@ type SearchRequest struct {
 	// (Tokens). A section is cut only when the best one alone is over the
 	// budget, and then at a paragraph, never in a code block.
 	MaxTokens int `json:"max_tokens,omitempty"`
+	// Embedding is the query's unit vector from the configured
+	// embeddings endpoint, set by the query replica, never by a caller.
+	Embedding []float32 `json:"-"`
 }
 
 // The values of SearchRequest.Group.

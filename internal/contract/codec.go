@@ -27,11 +27,17 @@ import (
 //
 // Layout 4 (written) is layout 3 with each chunk's Markdown after its
 // header; layout 3 is still read.
+//
+// Layout 5 is layout 4 with each chunk's Embedding after its Vec and the
+// EmbeddingModel before the demote globs. It is written only for a
+// document with embeddings, so a node without an embeddings endpoint
+// writes what it always did.
 const (
 	indexMagicV1 = 0xB2
 	indexMagicV2 = 0xB3
 	indexMagicV3 = 0xB4
 	indexMagic   = 0xB5
+	indexMagicV5 = 0xB6
 )
 
 // maxIndexDocBytes bounds a decoded document, so a corrupt length cannot
@@ -42,6 +48,7 @@ const maxIndexDocBytes = 64 << 20
 // encode to equal bytes.
 func EncodeIndexDoc(doc *IndexDoc) ([]byte, error) {
 	doc = doc.Compact()
+	embedded := doc.EmbeddingModel != ""
 	w := getWriter()
 	defer putWriter(w)
 	if err := w.header(doc); err != nil {
@@ -65,9 +72,16 @@ func EncodeIndexDoc(doc *IndexDoc) ([]byte, error) {
 			}
 		}
 		w.bytes(c.Vec)
+		if embedded {
+			w.bytes(c.Embedding)
+		}
+	}
+	head := [9]byte{indexMagic}
+	if embedded {
+		w.str(doc.EmbeddingModel)
+		head[0] = indexMagicV5
 	}
 	writeDemote(w, doc.Meta.Demote)
-	head := [9]byte{indexMagic}
 	binary.BigEndian.PutUint64(head[1:], doc.SourceSeq)
 	return w.compress(head[:]), nil
 }
@@ -106,7 +120,7 @@ func (w *writer) chunkHeader(c *IndexChunk) {
 
 // IndexDocSeq returns the SourceSeq of an encoded IndexDoc without decoding it.
 func IndexDocSeq(b []byte) (uint64, error) {
-	if len(b) < 9 || (b[0] != indexMagic && b[0] != indexMagicV3 && b[0] != indexMagicV2 && b[0] != indexMagicV1) {
+	if len(b) < 9 || (b[0] != indexMagicV5 && b[0] != indexMagic && b[0] != indexMagicV3 && b[0] != indexMagicV2 && b[0] != indexMagicV1) {
 		return 0, errors.New("not an encoded index doc")
 	}
 	return binary.BigEndian.Uint64(b[1:9]), nil
@@ -133,8 +147,12 @@ func DecodeIndexDoc(b []byte) (*IndexDoc, error) {
 	case indexMagicV2:
 		r.compact(doc, false)
 	default:
-		r.markdown = b[0] == indexMagic
+		r.markdown = b[0] == indexMagic || b[0] == indexMagicV5
+		r.embedding = b[0] == indexMagicV5
 		r.compact(doc, true)
+	}
+	if r.embedding {
+		doc.EmbeddingModel = r.str()
 	}
 	doc.Meta.Demote = r.demote()
 	if r.err != nil {
@@ -220,6 +238,11 @@ func (r *reader) compact(doc *IndexDoc, withVec bool) {
 		if withVec {
 			if v := r.bytes(); len(v) > 0 {
 				c.Vec = append([]byte(nil), v...)
+			}
+			if r.embedding {
+				if v := r.bytes(); len(v) > 0 {
+					c.Embedding = append([]byte(nil), v...)
+				}
 			}
 		}
 	})
@@ -308,6 +331,8 @@ type reader struct {
 	err error
 	// markdown is set for index layouts that carry chunks' Markdown.
 	markdown bool
+	// embedding is set for index layouts that carry chunks' Embedding.
+	embedding bool
 	// checkUTF8 makes str fail on invalid UTF-8.
 	checkUTF8 bool
 	// alias makes str return strings that share buf, which the reader

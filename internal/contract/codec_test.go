@@ -362,3 +362,35 @@ func TestDecodeLayout2(t *testing.T) {
 		t.Errorf("layout 2 decoded to %+v, want %+v", got, &want)
 	}
 }
+
+// TestIndexDocEmbedding round-trips a document with embeddings, and one
+// without them keeps the layout it always had.
+func TestIndexDocEmbedding(t *testing.T) {
+	doc := &IndexDoc{Schema: SchemaVersion, Collection: CollectionDocs, Repo: "r", Path: "a.md", SourceSeq: 7,
+		Meta:   RepoMeta{Priority: 1, Type: RepoCore, Demote: []string{"old/**"}},
+		Vocab:  []string{"alpha"},
+		Chunks: []IndexChunk{{ID: "c1", Text: "alpha", Fields: []FieldTerms{{Field: "body", Terms: []uint32{0}, TFs: []uint32{1}}}, Vec: []byte{1, 2}}}}
+	plain, err := EncodeIndexDoc(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain[0] != indexMagic {
+		t.Fatalf("a document without embeddings is written in layout %x, want %x", plain[0], indexMagic)
+	}
+	with := *doc
+	with.Chunks = []IndexChunk{doc.Chunks[0]}
+	with.Chunks[0].Embedding = []byte{3, 4, 5}
+	with.EmbeddingModel = "m"
+	b, err := EncodeIndexDoc(&with)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeIndexDoc(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.EmbeddingModel != "m" || string(got.Chunks[0].Embedding) != "\x03\x04\x05" || string(got.Chunks[0].Vec) != "\x01\x02" ||
+		len(got.Meta.Demote) != 1 {
+		t.Fatalf("decoded %+v", got)
+	}
+}

@@ -236,6 +236,10 @@ type IndexChunk struct {
 	// (semantic.Encode: int8 components), or nil when none of its words
 	// has a vector.
 	Vec []byte `json:"vec,omitempty"`
+	// Embedding is the chunk's vector from the configured embeddings
+	// endpoint (int8 components like Vec), in the space of
+	// IndexDoc.EmbeddingModel, or nil.
+	Embedding []byte `json:"embedding,omitempty"`
 }
 
 // FieldTerms is one field's term frequencies in a compact document: Terms
@@ -279,6 +283,9 @@ type IndexDoc struct {
 	// Vocab lists the distinct terms of a compact document, each once; its
 	// chunks' Fields index it.
 	Vocab []string `json:"vocab,omitempty"`
+	// EmbeddingModel names the model of the chunks' Embedding vectors;
+	// empty when they have none.
+	EmbeddingModel string `json:"embedding_model,omitempty"`
 }
 
 // Path normalisation shared by the watcher and conflict resolution.

@@ -61,6 +61,7 @@ type Engine struct {
 	scoring Scoring
 	request map[string]bool // terms of requestWords
 	sem     semState
+	emb     Embeddings
 
 	mu       sync.Mutex
 	revision uint64 // last KH_INDEX revision applied
@@ -191,7 +192,7 @@ func (e *Engine) WithPageScoring(p PageScoring) *Engine {
 	sc := e.scoring
 	sc.Pages = p
 	v := &Engine{limits: e.limits, an: e.an, docs: e.docs, tools: e.tools, kb: e.kb,
-		changed: e.changed, scoring: sc, request: e.request}
+		changed: e.changed, scoring: sc, request: e.request, emb: e.emb}
 	e.sem.mu.Lock()
 	v.sem.table, v.sem.mode = e.sem.table, e.sem.mode
 	e.sem.mu.Unlock()
@@ -411,6 +412,11 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	ps := highlight.New(termSet)
 	defer ps.Release()
 	boostProximity(hits, ps)
+	if len(req.Embedding) > 0 && (req.Semantic == nil || *req.Semantic) {
+		var added int
+		hits, added = e.fuseEmbedding(hits, req.Embedding, filter, len(pterms) == 0)
+		total += added
+	}
 	kept, shadowed := Resolve(hits, e.docs)
 	if req.Group == contract.GroupPages {
 		kept = distinctPages(kept)

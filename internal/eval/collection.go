@@ -15,6 +15,8 @@ import (
 	"github.com/knowhub/knowhub/internal/catalog"
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/embedder"
+	"github.com/knowhub/knowhub/internal/embedding"
 	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/indexer"
 )
@@ -40,6 +42,8 @@ type Collection struct {
 	// repos names a document repository/path: several repositories share
 	// the index (IndexMarkdownRepos).
 	repos bool
+	// embed embeds queries for fusion (SetEmbeddings).
+	embed *embedding.Client
 
 	// Docs and Chunks count what was indexed; IndexTime is how long
 	// reading, chunking, analysis and indexing took.
@@ -131,6 +135,9 @@ type MarkdownOptions struct {
 	// Learned holds, by path, the learned words indexed with a file's
 	// sections (indexer.BuildLearnedDoc), to measure learned vocabulary.
 	Learned map[string]*contract.LearnedRecord
+	// Embed, when set, gives every section a vector from this embeddings
+	// endpoint, and every query, for fusion (engine.Embeddings).
+	Embed *embedding.Client
 }
 
 // IndexMarkdownWith is IndexMarkdown with options.
@@ -223,7 +230,13 @@ func (c *Collection) addMarkdown(ctx context.Context, name, dir string, opts Mar
 		seq := seqBase + uint64(i+1)
 		set := &contract.ChunkSet{Schema: contract.SchemaVersion, Repo: name, Path: rel, FileSeq: seq,
 			Meta: contract.RepoMeta{Priority: 100, Type: contract.RepoCore}, Chunks: cs}
-		c.engine.Apply(contract.DocKey(name, rel), indexer.BuildLearnedDoc(set, an, opts.Learned[rel]), seq)
+		doc := indexer.BuildLearnedDoc(set, an, opts.Learned[rel])
+		if opts.Embed != nil {
+			if err := embedDoc(ctx, opts.Embed, set, doc); err != nil {
+				return fmt.Errorf("embed %s: %w", rel, err)
+			}
+		}
+		c.engine.Apply(contract.DocKey(name, rel), doc, seq)
 		docs.Add(1)
 		chunks.Add(int64(len(cs)))
 		return nil
@@ -235,6 +248,35 @@ func (c *Collection) addMarkdown(ctx context.Context, name, dir string, opts Mar
 	c.Docs += int(docs.Load())
 	c.Chunks += int(chunks.Load())
 	return nil
+}
+
+// embedDoc sets the Embedding of doc's chunks, those of set, from e.
+func embedDoc(ctx context.Context, e *embedding.Client, set *contract.ChunkSet, doc *contract.IndexDoc) error {
+	inputs := make([]string, len(set.Chunks))
+	for i := range set.Chunks {
+		inputs[i] = embedder.Input(&set.Chunks[i])
+	}
+	vecs, err := e.Embed(ctx, inputs)
+	if err != nil {
+		return err
+	}
+	vs := &contract.VectorSet{Model: e.Model()}
+	for i, v := range vecs {
+		vs.Vectors = append(vs.Vectors, contract.SectionVector{ChunkID: set.Chunks[i].ID, Vec: embedding.Encode(v)})
+	}
+	indexer.AddEmbeddings(doc, vs)
+	return nil
+}
+
+// SetEmbeddings sets the fusion of the collection's engine; Search embeds
+// its queries with e when the weight is positive.
+func (c *Collection) SetEmbeddings(e *embedding.Client, weight float64) {
+	c.embed = e
+	if e == nil {
+		c.engine.SetEmbeddings(engine.Embeddings{})
+		return
+	}
+	c.engine.SetEmbeddings(engine.Embeddings{Model: e.Model(), Weight: weight})
 }
 
 // WithPageScoring returns a view of c, sharing its index, that searches
@@ -267,7 +309,15 @@ func (c *Collection) Search(q string, k int) ([]Ranked, error) {
 		}
 		return out, nil
 	}
-	resp, err := c.engine.SearchDocs(contract.SearchRequest{Query: q, TopK: n, NoSnippet: true})
+	req := contract.SearchRequest{Query: q, TopK: n, NoSnippet: true}
+	if c.embed != nil {
+		v, err := c.embed.EmbedQuery(context.Background(), q)
+		if err != nil {
+			return nil, fmt.Errorf("embed query: %w", err)
+		}
+		req.Embedding = v
+	}
+	resp, err := c.engine.SearchDocs(req)
 	if err != nil {
 		return nil, err
 	}

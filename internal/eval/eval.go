@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/knowhub/knowhub/internal/embedding"
 	"github.com/knowhub/knowhub/internal/engine"
 )
 
@@ -51,6 +52,10 @@ type Options struct {
 	// judged page then also has to come from its own repository. Sets
 	// that strip front matter are evaluated alone.
 	Together bool
+	// Embed (RunSets only), when set, gives sections and queries vectors
+	// from this embeddings endpoint, fused at EmbedWeight.
+	Embed       *embedding.Client
+	EmbedWeight float64
 }
 
 // Result is one evaluated query.

@@ -189,7 +189,7 @@ func RunSetsScored(ctx context.Context, sets []Set, corporaDir, half string, opt
 			}
 		}
 		var err error
-		if shared, err = IndexMarkdownRepos(ctx, dirs, MarkdownOptions{Workers: opts.Workers}); err != nil {
+		if shared, err = IndexMarkdownRepos(ctx, dirs, MarkdownOptions{Workers: opts.Workers, Embed: opts.Embed}); err != nil {
 			return nil, err
 		}
 		if opts.Semantic != nil {
@@ -216,7 +216,7 @@ func RunSetsScored(ctx context.Context, sets []Set, corporaDir, half string, opt
 		if col == nil {
 			dir := filepath.Join(corporaDir, s.Corpus)
 			var err error
-			col, err = IndexMarkdownWith(ctx, dir, MarkdownOptions{Workers: opts.Workers, StripFrontMatter: strip})
+			col, err = IndexMarkdownWith(ctx, dir, MarkdownOptions{Workers: opts.Workers, StripFrontMatter: strip, Embed: opts.Embed})
 			if err != nil {
 				return nil, fmt.Errorf("index %s: %w", dir, err)
 			}
@@ -225,6 +225,7 @@ func RunSetsScored(ctx context.Context, sets []Set, corporaDir, half string, opt
 			}
 			cols[key] = col
 		}
+		col.SetEmbeddings(opts.Embed, opts.EmbedWeight)
 		for k := range n {
 			c := col
 			if len(pages) > 0 {

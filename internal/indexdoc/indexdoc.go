@@ -14,7 +14,7 @@ func Search(doc *contract.IndexDoc) *search.Doc {
 	out := &search.Doc{
 		Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq,
 		Meta: search.Meta{Priority: doc.Meta.Priority, Type: doc.Meta.Type, Demote: doc.Meta.Demote}, Deleted: doc.Deleted,
-		Vocab: doc.Vocab, Chunks: make([]search.Chunk, len(doc.Chunks)),
+		Vocab: doc.Vocab, Chunks: make([]search.Chunk, len(doc.Chunks)), EmbeddingModel: doc.EmbeddingModel,
 	}
 	for i := range doc.Chunks {
 		c := &doc.Chunks[i]
@@ -23,7 +23,7 @@ func Search(doc *contract.IndexDoc) *search.Doc {
 			fields[j] = search.FieldTerms{Field: f.Field, Terms: f.Terms, TFs: f.TFs}
 		}
 		out.Chunks[i] = search.Chunk{ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text, Markdown: c.Markdown,
-			SectionKey: contract.SectionKey(doc.Path, c.HeadingPath), Boost: c.Boost, Fields: fields, Vec: c.Vec}
+			SectionKey: contract.SectionKey(doc.Path, c.HeadingPath), Boost: c.Boost, Fields: fields, Vec: c.Vec, Embedding: c.Embedding}
 	}
 	return out
 }

@@ -32,6 +32,10 @@ type Config struct {
 	// chunk set that declares more than such a file yields is
 	// dead-lettered before it is decompressed.
 	MaxFileBytes int64
+	// MaxVectorWaits is how many times a vector set waits for the index
+	// value of its file version before it is dead-lettered (default 120,
+	// about an hour at the bus's longest wait).
+	MaxVectorWaits int
 }
 
 // Deps are the indexer's collaborators.
@@ -88,6 +92,9 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if cfg.MaxFileBytes <= 0 {
 		cfg.MaxFileBytes = 4 << 20
 	}
+	if cfg.MaxVectorWaits <= 0 {
+		cfg.MaxVectorWaits = 120
+	}
 	an := deps.Analyzer
 	if an == nil {
 		an = analysis.New()
@@ -113,6 +120,9 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 		{StageTools, contract.StreamTools, contract.SubjectToolsEvents + ".>", 1, w.handleTool},
 		{StageKB, contract.StreamKnowledge, contract.SubjectKnowledge + ".>", 1, w.handleKB},
 		{StageLearned, contract.StreamLearned, contract.SubjectLearned + ".>", 1, w.handleLearned},
+		// Folding vectors is one read and one write: two at a time is
+		// plenty, and keeps a node without an endpoint as light as before.
+		{StageVectors, contract.StreamVectors, contract.SubjectVectors + ".>", 2, w.handleVectors},
 	}
 	for _, c := range consumers {
 		err := b.Handle(bus.Consumer{
@@ -265,6 +275,12 @@ func Write(ctx context.Context, kv jetstream.KeyValue, key string, seq uint64, v
 // WriteChecked is Write where a stored value whose sequence forged
 // reports true (when forged is set) counts as older than any.
 func WriteChecked(ctx context.Context, kv jetstream.KeyValue, key string, seq uint64, val []byte, forged func(uint64) bool) (bool, error) {
+	return writeDoc(ctx, kv, key, seq, val, forged, nil)
+}
+
+// writeDoc is WriteChecked where, when the stored value is of the same
+// sequence, same (when set) gives the value to write from the stored one.
+func writeDoc(ctx context.Context, kv jetstream.KeyValue, key string, seq uint64, val []byte, forged func(uint64) bool, same func(cur []byte) []byte) (bool, error) {
 	// Most writes during a cold index are new keys: try Create first, a
 	// single round trip, and fall back to read-compare-update.
 	_, err := kv.Create(ctx, key, val)
@@ -288,10 +304,15 @@ func WriteChecked(ctx context.Context, kv jetstream.KeyValue, key string, seq ui
 		case err != nil:
 			return false, err
 		}
-		if curSeq, err := contract.IndexDocSeq(cur.Value()); err == nil && curSeq > seq && (forged == nil || !forged(curSeq)) {
+		curSeq, err := contract.IndexDocSeq(cur.Value())
+		if err == nil && curSeq > seq && (forged == nil || !forged(curSeq)) {
 			return false, nil
 		}
-		if _, err := kv.Update(ctx, key, val, cur.Revision()); err != nil {
+		put := val
+		if err == nil && curSeq == seq && same != nil {
+			put = same(cur.Value())
+		}
+		if _, err := kv.Update(ctx, key, put, cur.Revision()); err != nil {
 			if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
 				continue
 			}

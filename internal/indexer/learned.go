@@ -34,11 +34,14 @@ func (w *Worker) writeDoc(ctx context.Context, cs *contract.ChunkSet, forged fun
 		rec, rev = c.(*seenRecord).rec, c.(*seenRecord).rev
 	}
 	for attempt := 0; ; attempt++ {
-		val, err := contract.EncodeIndexDoc(BuildLearnedDoc(cs, w.an, rec))
+		doc := BuildLearnedDoc(cs, w.an, rec)
+		val, err := contract.EncodeIndexDoc(doc)
 		if err != nil {
 			return false, bus.Permanent(err)
 		}
-		written, err := WriteChecked(ctx, w.kv, key, cs.FileSeq, val, forged)
+		// A rewrite of the same file version (new learned words, a chunk
+		// set delivered again) keeps the sections' endpoint vectors.
+		written, err := writeDoc(ctx, w.kv, key, cs.FileSeq, val, forged, func(cur []byte) []byte { return keepEmbeddings(doc, cur, val) })
 		if err != nil {
 			return false, fmt.Errorf("write %s: %w", key, err)
 		}

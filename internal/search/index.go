@@ -77,6 +77,8 @@ type Doc struct {
 	// fields index it.
 	Vocab  []string
 	Chunks []Chunk
+	// EmbeddingModel names the space of the chunks' Embedding vectors.
+	EmbeddingModel string
 }
 
 // Meta is what conflict resolution reads of a document's repository.
@@ -105,6 +107,9 @@ type Chunk struct {
 	Fields []FieldTerms
 	// Vec is the chunk's pooled word vector (package semantic), or nil.
 	Vec []byte
+	// Embedding is the chunk's vector from an embeddings endpoint (int8
+	// components, semantic.Cosine reads them), or nil.
+	Embedding []byte
 }
 
 // FieldTerms is one field's term frequencies in a chunk: Terms are
@@ -132,6 +137,8 @@ type Source struct {
 	// Params.OutlineField in any entry, ascending: for a docs page, the
 	// words of its headings.
 	Outline []uint32
+	// EmbeddingModel is the Doc's.
+	EmbeddingModel string
 }
 
 // Entry is one searchable chunk.
@@ -149,6 +156,9 @@ type Entry struct {
 	SectionKey string
 	// Vec is the entry's pooled word vector (package semantic), or nil.
 	Vec []byte
+	// Embedding is the entry's endpoint vector (Chunk.Embedding), in the
+	// space of Source.EmbeddingModel.
+	Embedding []byte
 
 	ord uint32
 	// terms are the ids of the entry's posting lists (see Index.lists):
@@ -270,7 +280,7 @@ func (ix *Index) Put(key string, doc *Doc, extra any) {
 		return
 	}
 	src := &Source{Key: key, Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq, Meta: doc.Meta, Extra: extra,
-		Chunks: len(doc.Chunks)}
+		Chunks: len(doc.Chunks), EmbeddingModel: doc.EmbeddingModel}
 	list := make([]*Entry, 0, len(doc.Chunks))
 	outline, hasOutline := ix.fieldOf[ix.params.OutlineField]
 	// The compact form names each of the document's terms once, so the
@@ -280,7 +290,7 @@ func (ix *Index) Put(key string, doc *Doc, extra any) {
 	for i := range doc.Chunks {
 		c := &doc.Chunks[i]
 		e := &Entry{Source: src, ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text, Markdown: c.Markdown,
-			SectionKey: c.SectionKey, Vec: c.Vec,
+			SectionKey: c.SectionKey, Vec: c.Vec, Embedding: c.Embedding,
 			ord: uint32(len(ix.entries))}
 		st := docStat{boost: 1}
 		if c.Boost > 0 {
