@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
@@ -201,5 +202,35 @@ func TestEmbeddingsRefusedInputIsDeadLettered(t *testing.T) {
 	})
 	if _, err := srv.JS.Stream(ctx, contract.StreamVectors); errors.Is(err, jetstream.ErrStreamNotFound) {
 		t.Fatal("no KH_VECTORS stream")
+	}
+}
+
+// Words learned for a section after its vectors arrived rewrite the file's
+// index value for the same version; the vectors stay, and both the learned
+// word and the vectors find the page.
+func TestLearnedWordsKeepTheVectors(t *testing.T) {
+	es := embedtest.New()
+	defer es.Close()
+	srv := natstest.Start(t, "")
+	cfg, _ := embedConfig(t, es)
+	runNode(t, srv, cfg)
+	natstest.WaitFor(t, 20*time.Second, "a vector for every section", func() bool {
+		return everySectionEmbedded(indexEmbeddings(t, srv.JS))
+	})
+	ev := contract.LearnedEvent{Schema: contract.SchemaVersion, Op: contract.LearnedAdd, TranscriptID: "t1", Repo: "docs", Path: "car.md",
+		HeadingPath: []string{"Automobile care"}, Words: []string{"maintenance"}}
+	data, _ := json.Marshal(ev)
+	if _, err := srv.JS.Publish(t.Context(), contract.LearnedSubject("docs", "car.md"), data); err != nil {
+		t.Fatal(err)
+	}
+	lexical := contract.SearchRequest{Query: "maintenance", TopK: 3, Semantic: new(bool)}
+	natstest.WaitFor(t, 20*time.Second, "car.md found by its learned word", func() bool {
+		return rankOf(searchDocs(t, srv.NC, lexical), "car.md") == 1
+	})
+	if got := indexEmbeddings(t, srv.JS); !everySectionEmbedded(got) {
+		t.Fatalf("the learned rewrite lost vectors: %v", got)
+	}
+	if r := rankOf(searchDocs(t, srv.NC, contract.SearchRequest{Query: "vehicle motor lubricant", TopK: 3}), "car.md"); r != 1 {
+		t.Errorf("the paraphrase finds car.md at rank %d after the learned rewrite, want 1", r)
 	}
 }
