@@ -441,6 +441,8 @@ func TestValidate(t *testing.T) {
 		{"default topK zero", func(c *Config) { c.Query.DefaultTopK = 0 }, "query.defaultTopK: must be at least 1"},
 		{"max topK zero", func(c *Config) { c.Query.MaxTopK = 0 }, "query.maxTopK: must be at least 1"},
 		{"default above max", func(c *Config) { c.Query.DefaultTopK = 200 }, "query.defaultTopK: must not exceed query.maxTopK (100)"},
+		{"concurrency negative", func(c *Config) { c.Query.Concurrency = -1 }, "query.concurrency: must be at least 0"},
+		{"queue negative", func(c *Config) { c.Query.Queue = -1 }, "query.queue: must be at least 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
