@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -359,11 +360,15 @@ func (n *Node) trackSync(ctx context.Context) error {
 // caught up: the spare capacity of posting lists, and the garbage, which
 // goes back to the OS. A query replica does the same when it has loaded;
 // `knowhub up` calls it after the initial sync, so that the node's
-// resident size is what it holds rather than its peak.
+// resident size is what it holds rather than its peak, and again once the
+// embedded server's store cache has expired (broker.StoreCacheExpiry).
+// The first collection moves pooled buffers (the store's block buffers
+// among them) to their pool's victim cache; the second frees them.
 func (n *Node) Settle() {
 	if n.Query != nil {
 		n.Query.Engine().Trim()
 	}
+	runtime.GC()
 	debug.FreeOSMemory()
 }
 

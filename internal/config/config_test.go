@@ -47,6 +47,7 @@ func TestDefaults(t *testing.T) {
 		{"nats.listen", c.NATS.Listen, "127.0.0.1:4222"},
 		{"nats.url", c.NATS.URL, "nats://127.0.0.1:4222"},
 		{"nats.maxPayload", c.NATS.MaxPayload, 8 << 20},
+		{"nats.bufferLimit", c.NATS.BufferLimit, 16 << 20},
 		{"http.listen", c.HTTP.Listen, "127.0.0.1:7700"},
 		{"http.maxBodyBytes", c.HTTP.MaxBodyBytes, int64(1 << 20)},
 		{"chunker.chunkMaxTokens", c.Chunker.ChunkMaxTokens, 800},
@@ -394,6 +395,7 @@ func TestValidate(t *testing.T) {
 		{"nats tls key without cert", func(c *Config) { c.NATS.TLSKey = "/k.pem" }, "nats.tlsKey: requires nats.tlsCert"},
 		{"nats maxPayload negative", func(c *Config) { c.NATS.MaxPayload = -1 }, "nats.maxPayload: must be positive"},
 		{"nats maxPayload huge", func(c *Config) { c.NATS.MaxPayload = 100 << 20 }, "nats.maxPayload: must be at most"},
+		{"nats bufferLimit below maxPayload", func(c *Config) { c.NATS.MaxPayload = 32 << 20 }, "nats.bufferLimit: must be at least nats.maxPayload (33554432)"},
 
 		{"http listen bad", func(c *Config) { c.HTTP.Listen = "7700" }, `http.listen: "7700" is not host:port`},
 		{"http tls cert without key", func(c *Config) { c.HTTP.TLSCert = "/c.pem" }, "http.tlsCert: requires http.tlsKey"},
