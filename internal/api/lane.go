@@ -1,9 +1,12 @@
 package api
 
 import (
+	"encoding/json"
+	"fmt"
 	"sync"
 	"sync/atomic"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 )
 
@@ -28,9 +31,15 @@ const (
 // and the queue is full, a request is answered at once with a 503 error
 // instead of waiting without bound.
 //
+// The micro service's own statistics (`nats micro stats`) then count each
+// request but time only its hand-off, and see only the errors the lane
+// itself replies with; the Prometheus metrics (Metrics.microHandler) run
+// inside the worker and time the work.
+//
 // A lane is safe for concurrent use. stop refuses new requests, answers
 // the queued ones with a 503 and waits for the running ones to return.
 type lane struct {
+	nc   *nats.Conn // replies go out on it
 	jobs chan laneJob
 	quit chan struct{}
 	once sync.Once
@@ -41,13 +50,13 @@ type lane struct {
 
 type laneJob struct {
 	h   micro.HandlerFunc
-	req micro.Request
+	req *laneRequest
 }
 
-// newLane starts a lane of workers goroutines and a queue of queue
-// requests (both at least 1, and 0 for the queue).
-func newLane(workers, queue int) *lane {
-	l := &lane{jobs: make(chan laneJob, max(queue, 0)), quit: make(chan struct{})}
+// newLane starts a lane of workers goroutines (at least 1) and a queue of
+// queue requests (none when 0 or less) that replies on nc.
+func newLane(nc *nats.Conn, workers, queue int) *lane {
+	l := &lane{nc: nc, jobs: make(chan laneJob, max(queue, 0)), quit: make(chan struct{})}
 	for range max(workers, 1) {
 		l.wg.Go(l.work)
 	}
@@ -83,8 +92,12 @@ func (l *lane) handler(h micro.HandlerFunc, rejected func()) micro.HandlerFunc {
 			return
 		default:
 		}
+		// The worker gets a request of its own: micro's reads what its
+		// handler replied with once the handler returns, which a reply
+		// sent later from the worker would race with.
+		lr := &laneRequest{nc: l.nc, subject: req.Subject(), reply: req.Reply(), data: req.Data(), headers: req.Headers()}
 		select {
-		case l.jobs <- laneJob{h: h, req: req}:
+		case l.jobs <- laneJob{h: h, req: lr}:
 		default:
 			_ = req.Error("503", overloadedMessage, nil)
 			if rejected != nil {
@@ -111,3 +124,52 @@ func (l *lane) stop() {
 		}
 	}
 }
+
+// laneRequest is a micro.Request answered from a lane's worker: it replies
+// as micro's own does, on the lane's connection to the request's reply
+// subject.
+type laneRequest struct {
+	nc             *nats.Conn
+	subject, reply string
+	data           []byte
+	headers        micro.Headers
+}
+
+func (r *laneRequest) Respond(data []byte, opts ...micro.RespondOpt) error {
+	m := &nats.Msg{Subject: r.reply, Data: data}
+	for _, opt := range opts {
+		opt(m)
+	}
+	if err := r.nc.PublishMsg(m); err != nil {
+		return fmt.Errorf("%w: %s", micro.ErrRespond, err)
+	}
+	return nil
+}
+
+func (r *laneRequest) RespondJSON(v any, opts ...micro.RespondOpt) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return micro.ErrMarshalResponse
+	}
+	return r.Respond(data, opts...)
+}
+
+func (r *laneRequest) Error(code, description string, data []byte, opts ...micro.RespondOpt) error {
+	if code == "" || description == "" {
+		return fmt.Errorf("%w: error code and description", micro.ErrArgRequired)
+	}
+	m := &nats.Msg{Subject: r.reply, Header: nats.Header{
+		micro.ErrorHeader:     []string{description},
+		micro.ErrorCodeHeader: []string{code},
+	}}
+	for _, opt := range opts {
+		opt(m)
+	}
+	m.Data = data
+	return r.nc.PublishMsg(m)
+}
+
+func (r *laneRequest) Data() []byte           { return r.data }
+func (r *laneRequest) Headers() micro.Headers { return r.headers }
+func (r *laneRequest) Subject() string        { return r.subject }
+func (r *laneRequest) Reply() string          { return r.reply }

@@ -71,7 +71,7 @@ func (r *replies) get(id string) *nats.Msg {
 func TestLaneRunsRequestsInParallelUpToItsBound(t *testing.T) {
 	const workers, queue = 4, 8
 	srv := natstest.Start(t, "")
-	l := newLane(workers, queue)
+	l := newLane(srv.NC, workers, queue)
 	var inside, most atomic.Int32
 	release := make(chan struct{})
 	laneService(t, srv.NC, l, func(req micro.Request) {
@@ -129,7 +129,7 @@ func TestSerialLaneKeepsOrder(t *testing.T) {
 	srv := natstest.Start(t, "")
 	var mu sync.Mutex
 	var order []string
-	laneService(t, srv.NC, newLane(1, DefaultQueue), func(req micro.Request) {
+	laneService(t, srv.NC, newLane(srv.NC, 1, DefaultQueue), func(req micro.Request) {
 		mu.Lock()
 		order = append(order, string(req.Data()))
 		mu.Unlock()
@@ -162,7 +162,7 @@ func TestSerialLaneKeepsOrder(t *testing.T) {
 // leaving their callers to time out.
 func TestLaneStopAnswersQueued(t *testing.T) {
 	srv := natstest.Start(t, "")
-	l := newLane(1, 4)
+	l := newLane(srv.NC, 1, 4)
 	entered := make(chan struct{}, 1)
 	release := make(chan struct{})
 	laneService(t, srv.NC, l, func(req micro.Request) {
@@ -202,6 +202,52 @@ func TestLaneStopAnswersQueued(t *testing.T) {
 	for _, id := range []string{"1", "2"} {
 		if m := got.get(id); m.Header.Get(micro.ErrorCodeHeader) != "503" || m.Header.Get(micro.ErrorHeader) != stoppingMessage {
 			t.Errorf("queued request %s: code %q, error %q", id, m.Header.Get(micro.ErrorCodeHeader), m.Header.Get(micro.ErrorHeader))
+		}
+	}
+}
+
+// Workers reply as micro's handlers do: data, headers and error replies
+// arrive intact, while micro's service goes on with the next request.
+func TestLaneReplies(t *testing.T) {
+	srv := natstest.Start(t, "")
+	laneService(t, srv.NC, newLane(srv.NC, 4, DefaultQueue), func(req micro.Request) {
+		switch string(req.Data()) {
+		case "json":
+			_ = req.RespondJSON(map[string]string{"echo": req.Headers().Get("X-Echo")})
+		default:
+			_ = req.Error("404", "no such thing: "+string(req.Data()), nil)
+		}
+	})
+	client, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	inbox, got := collect(t, client)
+	const n = 100
+	for i := range n {
+		m := nats.NewMsg("lane.test")
+		m.Reply = inbox + "." + strconv.Itoa(i)
+		m.Data = []byte(strconv.Itoa(i))
+		if i%2 == 0 {
+			m.Data = []byte("json")
+			m.Header.Set("X-Echo", strconv.Itoa(i))
+		}
+		if err := client.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	natstest.WaitFor(t, 10*time.Second, "every request answered", func() bool { return got.count() == n })
+	for i := range n {
+		m := got.get(strconv.Itoa(i))
+		if i%2 == 0 {
+			if want := `{"echo":"` + strconv.Itoa(i) + `"}`; string(m.Data) != want {
+				t.Errorf("request %d: %q, want %q", i, m.Data, want)
+			}
+			continue
+		}
+		if code, desc := m.Header.Get(micro.ErrorCodeHeader), m.Header.Get(micro.ErrorHeader); code != "404" || desc != "no such thing: "+strconv.Itoa(i) {
+			t.Errorf("request %d: code %q, error %q", i, code, desc)
 		}
 	}
 }

@@ -229,7 +229,7 @@ func (s *Service) Run(ctx context.Context) error {
 	// requests pipelined on one subject are applied in the order they
 	// arrived, as they were when every endpoint ran on its subscription's
 	// goroutine.
-	reads := newLane(s.cfg.Concurrency, s.cfg.Queue)
+	reads := newLane(s.nc, s.cfg.Concurrency, s.cfg.Queue)
 	s.reads.Store(reads)
 	lanes := []*lane{reads}
 	defer func() {
@@ -276,7 +276,7 @@ func (s *Service) Run(ctx context.Context) error {
 	for _, ep := range endpoints {
 		l := reads
 		if ep.write {
-			l = newLane(1, s.cfg.Queue)
+			l = newLane(s.nc, 1, s.cfg.Queue)
 			lanes = append(lanes, l)
 		}
 		h := l.handler(s.metrics.microHandler(ep.name, ep.h), func() { s.metrics.microRejected(ep.name) })
