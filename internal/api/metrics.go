@@ -88,7 +88,15 @@ func (m *Metrics) instrumentAPI(s *Service) {
 		Help:    "NATS micro request latency by endpoint.",
 		Buckets: latencyBuckets,
 	}, []string{"endpoint"})
-	m.reg.MustRegister(m.httpReqs, m.httpLatency, m.natsReqs, m.natsLatency, &indexCollector{s: s})
+	running := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "knowhub_nats_reads_running",
+		Help: "NATS read requests (searches, reads, listings, stats) being answered now; at most query.concurrency.",
+	}, func() float64 { return float64(s.Running()) })
+	queued := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "knowhub_nats_reads_queued",
+		Help: "NATS read requests waiting for a worker; beyond query.queue they are refused with a 503.",
+	}, func() float64 { return float64(s.Queued()) })
+	m.reg.MustRegister(m.httpReqs, m.httpLatency, m.natsReqs, m.natsLatency, running, queued, &indexCollector{s: s})
 }
 
 type patternKey struct{}
@@ -170,6 +178,11 @@ func (m *Metrics) microHandler(name string, h micro.HandlerFunc) micro.HandlerFu
 		m.natsReqs.WithLabelValues(name, rec.code).Inc()
 		m.natsLatency.WithLabelValues(name).Observe(time.Since(start).Seconds())
 	}
+}
+
+// microRejected counts a NATS request refused as overloaded.
+func (m *Metrics) microRejected(name string) {
+	m.natsReqs.WithLabelValues(name, "503").Inc()
 }
 
 var (

@@ -11,9 +11,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -45,6 +47,13 @@ type Config struct {
 	// EmbedTimeout bounds the embedding of one docs query (default
 	// DefaultEmbedTimeout).
 	EmbedTimeout time.Duration
+	// Concurrency is how many NATS requests that only read (searches,
+	// reads, listings, stats) run at once; 0 means GOMAXPROCS.
+	Concurrency int
+	// Queue is how many NATS requests may wait for a worker, per lane,
+	// before new ones are answered with a 503 overload error; 0 means
+	// DefaultQueue, a negative value no queue at all.
+	Queue int
 }
 
 // Index is what the endpoints read: the replica's engine and whether it
@@ -99,6 +108,7 @@ type Service struct {
 	kbBucket jetstream.KeyValue
 	ready    chan struct{}
 	metrics  *Metrics
+	reads    atomic.Pointer[lane] // the NATS read endpoints' lane, once Run has made it
 	complete func() bool
 	problem  func() error
 	embedder *queryEmbedder
@@ -122,6 +132,12 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Queue == 0 {
+		cfg.Queue = DefaultQueue
 	}
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
@@ -183,6 +199,22 @@ func (s *Service) Problem() string {
 	return ""
 }
 
+// Running is how many NATS reads are being answered now.
+func (s *Service) Running() int {
+	if l := s.reads.Load(); l != nil {
+		return int(l.running.Load())
+	}
+	return 0
+}
+
+// Queued is how many NATS reads wait for a free worker.
+func (s *Service) Queued() int {
+	if l := s.reads.Load(); l != nil {
+		return l.queued()
+	}
+	return 0
+}
+
 // IsReady reports whether the index has loaded.
 func (s *Service) IsReady() bool { return s.index.IsReady() }
 
@@ -209,48 +241,71 @@ func (s *Service) Run(ctx context.Context) error {
 		return fmt.Errorf("add micro service: %w", err)
 	}
 	defer func() { _ = svc.Stop() }()
+	// Reads share one lane of Concurrency workers, so a replica answers
+	// them in parallel up to its processors. Each write keeps a lane of
+	// one worker: it reads the current record before it publishes, and
+	// requests pipelined on one subject are applied in the order they
+	// arrived, as they were when every endpoint ran on its subscription's
+	// goroutine.
+	reads := newLane(s.nc, s.cfg.Concurrency, s.cfg.Queue)
+	s.reads.Store(reads)
+	lanes := []*lane{reads}
+	defer func() {
+		for _, l := range lanes {
+			l.stop()
+		}
+	}()
+	const read, write = false, true
 	endpoints := []struct {
 		name, subject string
 		h             micro.HandlerFunc
 		meta          map[string]string
+		write         bool
 	}{
-		{"search-docs", contract.SubjectSearchDocs, jsonEndpoint(ctx, s.SearchDocs), schemas[contract.SearchRequest, contract.SearchResponse]()},
-		{"stats", contract.SubjectStats, s.handleStats, schemas[struct{}, contract.StatsResponse]()},
-		{"read-docs", contract.SubjectReadDocs, jsonEndpoint(ctx, s.ReadDocs), schemas[contract.DocsReadRequest, contract.DocsReadResponse]()},
-		{"docs-repos", contract.SubjectDocsRepos, jsonEndpoint(ctx, s.ListRepos), schemas[struct{}, contract.DocsReposResponse]()},
-		{"docs-pages", contract.SubjectDocsPages, jsonEndpoint(ctx, s.ListPages), schemas[contract.DocsPagesRequest, contract.DocsPagesResponse]()},
-		{"search-tools", contract.SubjectSearchTools, jsonEndpoint(ctx, s.SearchTools), schemas[contract.ToolSearchRequest, contract.ToolSearchResponse]()},
-		{"tools-upsert", contract.SubjectToolsUpsert, jsonEndpoint(ctx, s.UpsertTools), schemas[contract.ToolsUpsertRequest, contract.ToolsWriteResponse]()},
-		{"tools-remove", contract.SubjectToolsRemove, jsonEndpoint(ctx, s.RemoveTools), schemas[contract.ToolsRemoveRequest, contract.ToolsWriteResponse]()},
+		{"search-docs", contract.SubjectSearchDocs, jsonEndpoint(ctx, s.SearchDocs), schemas[contract.SearchRequest, contract.SearchResponse](), read},
+		{"stats", contract.SubjectStats, s.handleStats, schemas[struct{}, contract.StatsResponse](), read},
+		{"read-docs", contract.SubjectReadDocs, jsonEndpoint(ctx, s.ReadDocs), schemas[contract.DocsReadRequest, contract.DocsReadResponse](), read},
+		{"docs-repos", contract.SubjectDocsRepos, jsonEndpoint(ctx, s.ListRepos), schemas[struct{}, contract.DocsReposResponse](), read},
+		{"docs-pages", contract.SubjectDocsPages, jsonEndpoint(ctx, s.ListPages), schemas[contract.DocsPagesRequest, contract.DocsPagesResponse](), read},
+		{"search-tools", contract.SubjectSearchTools, jsonEndpoint(ctx, s.SearchTools), schemas[contract.ToolSearchRequest, contract.ToolSearchResponse](), read},
+		{"tools-upsert", contract.SubjectToolsUpsert, jsonEndpoint(ctx, s.UpsertTools), schemas[contract.ToolsUpsertRequest, contract.ToolsWriteResponse](), write},
+		{"tools-remove", contract.SubjectToolsRemove, jsonEndpoint(ctx, s.RemoveTools), schemas[contract.ToolsRemoveRequest, contract.ToolsWriteResponse](), write},
 		// On an open node (no tokens) a NATS search or read naming no
 		// scopes sees every scope, as an HTTP one does; with tokens it
 		// sees the public entries and those of the scopes it names.
 		{"search-kb", contract.SubjectSearchKB, jsonEndpoint(ctx, func(ctx context.Context, r kb.SearchRequest) (*kb.SearchResponse, error) {
 			r.AllScopes = s.open() && len(r.Scopes) == 0
 			return s.SearchKB(ctx, r)
-		}), schemas[kb.SearchRequest, kb.SearchResponse]()},
-		{"kb-save", contract.SubjectKBSave, jsonEndpoint(ctx, s.SaveKB), schemas[kb.SaveRequest, kb.SaveResponse]()},
+		}), schemas[kb.SearchRequest, kb.SearchResponse](), read},
+		{"kb-save", contract.SubjectKBSave, jsonEndpoint(ctx, s.SaveKB), schemas[kb.SaveRequest, kb.SaveResponse](), write},
 		// NATS callers are trusted: NATS authorisation decides who may
 		// send on these subjects.
 		{"kb-update", contract.SubjectKBUpdate, jsonEndpoint(ctx, func(ctx context.Context, r kb.UpdateRequest) (*kb.UpdateResponse, error) {
 			return s.UpdateKB(ctx, r, nil, true)
-		}), schemas[kb.UpdateRequest, kb.UpdateResponse]()},
+		}), schemas[kb.UpdateRequest, kb.UpdateResponse](), write},
 		{"kb-get", contract.SubjectKBGet, jsonEndpoint(ctx, func(ctx context.Context, r contract.KBGetRequest) (*kb.Entry, error) {
 			return s.GetKB(ctx, r, s.open() && len(r.Scopes) == 0)
-		}), schemas[contract.KBGetRequest, kb.Entry]()},
-		{"extract", contract.SubjectExtract, s.handleExtract(ctx), extractSchemas()},
+		}), schemas[contract.KBGetRequest, kb.Entry](), read},
+		{"extract", contract.SubjectExtract, s.handleExtract(ctx), extractSchemas(), write},
 		{"kb-review", contract.SubjectKBReview, jsonEndpoint(ctx, func(ctx context.Context, _ struct{}) ([]kb.Entry, error) {
 			return s.ReviewKB(ctx)
-		}), schemas[struct{}, []kb.Entry]()},
+		}), schemas[struct{}, []kb.Entry](), read},
 	}
 	for _, ep := range endpoints {
-		h := s.metrics.microHandler(ep.name, ep.h)
+		l := reads
+		if ep.write {
+			l = newLane(s.nc, 1, s.cfg.Queue)
+			lanes = append(lanes, l)
+		}
+		h := l.handler(s.metrics.microHandler(ep.name, ep.h), func() { s.metrics.microRejected(ep.name) })
 		if err := svc.AddEndpoint(ep.name, h, micro.WithEndpointSubject(ep.subject), micro.WithEndpointMetadata(ep.meta)); err != nil {
 			return fmt.Errorf("add endpoint %s: %w", ep.subject, err)
 		}
 	}
 	close(s.ready)
 	<-ctx.Done()
+	// Stop taking requests before the lanes answer what is still queued.
+	_ = svc.Stop()
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -259,7 +260,8 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		}
 		n.Query = q
 		n.add(query.Stage, q.Run)
-		ac := api.Config{MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Hosts: cfg.HTTP.Hosts()}
+		ac := api.Config{MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Hosts: cfg.HTTP.Hosts(),
+			Concurrency: cfg.Query.Concurrency, Queue: cfg.Query.Queue}
 		for _, t := range cfg.HTTP.Tokens {
 			ac.Tokens = append(ac.Tokens, api.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
 		}
@@ -414,11 +416,15 @@ func (n *Node) trackSync(ctx context.Context) error {
 // caught up: the spare capacity of posting lists, and the garbage, which
 // goes back to the OS. A query replica does the same when it has loaded;
 // `knowhub up` calls it after the initial sync, so that the node's
-// resident size is what it holds rather than its peak.
+// resident size is what it holds rather than its peak, and again once the
+// embedded server's store cache has expired (broker.StoreCacheExpiry).
+// The first collection moves pooled buffers (the store's block buffers
+// among them) to their pool's victim cache; the second frees them.
 func (n *Node) Settle() {
 	if n.Query != nil {
 		n.Query.Engine().Trim()
 	}
+	runtime.GC()
 	debug.FreeOSMemory()
 }
 

@@ -123,6 +123,8 @@ func TestMetricsAreScrapedFromARealNode(t *testing.T) {
 		{"knowhub_nats_requests_total", []string{"endpoint", "search-docs", "code", "200"}, 1},
 		{"knowhub_nats_requests_total", []string{"endpoint", "search-docs", "code", "400"}, 1},
 		{"knowhub_nats_request_duration_seconds", []string{"endpoint", "search-docs"}, 2},
+		{"knowhub_nats_reads_running", nil, 0},
+		{"knowhub_nats_reads_queued", nil, 0},
 		{"knowhub_index_sections", []string{"collection", "docs"}, float64(stats.Collections["docs"].Chunks)},
 		{"knowhub_index_sources", []string{"collection", "docs"}, 2},
 		{"knowhub_index_terms", []string{"collection", "docs"}, float64(stats.Collections["docs"].Terms)},

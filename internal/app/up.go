@@ -42,18 +42,19 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 			"listen", cfg.NATS.Listen)
 	}
 	srv, err := broker.StartEmbedded(ctx, broker.EmbeddedConfig{
-		Listen:     cfg.NATS.Listen,
-		StoreDir:   filepath.Join(cfg.DataDir, "jetstream"),
-		MaxPayload: int32(cfg.NATS.MaxPayload),
-		ListenFlag: "--nats-listen",
-		Logger:     log,
-		Token:      token,
+		Listen:      cfg.NATS.Listen,
+		StoreDir:    filepath.Join(cfg.DataDir, "jetstream"),
+		MaxPayload:  int32(cfg.NATS.MaxPayload),
+		BufferLimit: int64(cfg.NATS.BufferLimit),
+		ListenFlag:  "--nats-listen",
+		Logger:      log,
+		Token:       token,
 	})
 	if err != nil {
 		return err
 	}
 	defer srv.Shutdown()
-	cfg.NATS = config.NATS{URL: srv.ClientURL(), Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload, Token: token, EmbeddedAuth: cfg.NATS.EmbeddedAuth}
+	cfg.NATS = config.NATS{URL: srv.ClientURL(), Listen: cfg.NATS.Listen, MaxPayload: cfg.NATS.MaxPayload, BufferLimit: cfg.NATS.BufferLimit, Token: token, EmbeddedAuth: cfg.NATS.EmbeddedAuth}
 	nc, js, err := ConnectEmbedded(ctx, srv, "knowhub-up")
 	if err != nil {
 		return err
@@ -174,6 +175,14 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 		}
 		fmt.Fprintf(out, "; search with: %s \"your question\"\n", hint)
 		node.Settle()
+		// The embedded server keeps the message blocks the sync wrote
+		// and read cached until they have been idle for its cache
+		// expiry; give those buffers back too once it has passed.
+		select {
+		case <-time.After(broker.StoreCacheExpiry):
+			node.Settle()
+		case <-ctx.Done():
+		}
 	}()
 	return node.Run(ctx)
 }

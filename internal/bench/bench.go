@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,8 +45,13 @@ type Config struct {
 	ReplicaArgs []string
 	// Exe is the knowhub binary that runs the query replica.
 	Exe string
-	Out io.Writer
-	Log *slog.Logger
+	// HeapProfile, when set, is where the heap profile of the all-in-one
+	// node is written once it has indexed and settled (go tool pprof
+	// -sample_index=inuse_space), and to HeapProfile.idle once the
+	// embedded server's store cache has expired.
+	HeapProfile string
+	Out         io.Writer
+	Log         *slog.Logger
 }
 
 // Result holds the measured figures.
@@ -153,6 +159,21 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	res.NodeRSS, res.NodePeakRSS = RSS(os.Getpid())
 	fmt.Fprintf(cfg.Out, "  memory of the all-in-one node, as `knowhub up` runs it: RSS %d MB once settled (in %s), peak %d MB\n",
 		res.NodeRSS>>20, time.Since(settle).Round(time.Millisecond), res.NodePeakRSS>>20)
+	if cfg.HeapProfile != "" {
+		if err := writeHeap(cfg.HeapProfile); err != nil {
+			stopNode()
+			return nil, err
+		}
+		// As `knowhub up` does once the store's cache has expired.
+		time.Sleep(broker.StoreCacheExpiry)
+		node.Settle()
+		rss, _ := RSS(os.Getpid())
+		fmt.Fprintf(cfg.Out, "  after the store's cache expiry (%s): RSS %d MB\n", broker.StoreCacheExpiry, rss>>20)
+		if err := writeHeap(cfg.HeapProfile + ".idle"); err != nil {
+			stopNode()
+			return nil, err
+		}
+	}
 	queries, err := corpus.Queries(docs, 500)
 	if err != nil {
 		stopNode()
@@ -464,6 +485,19 @@ func knowhubExe(exe string) (string, error) {
 		return exe, nil
 	}
 	return os.Executable()
+}
+
+// writeHeap writes the process's heap profile to path.
+func writeHeap(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("write heap profile: %w", err)
+	}
+	return f.Close()
 }
 
 // RSS reads a process's resident and peak resident memory from /proc.

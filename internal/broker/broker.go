@@ -25,6 +25,12 @@ type EmbeddedConfig struct {
 	StoreDir string
 	// MaxPayload is the largest message the server accepts, in bytes.
 	MaxPayload int32
+	// BufferLimit bounds, in bytes, what the server buffers for one
+	// connection's outbound messages (max_pending, nats-server's default
+	// 64 MiB) and for one stream's messages waiting to be stored
+	// (max_buffered_size, default 128 MiB). Zero means DefaultBufferLimit;
+	// it is raised to MaxPayload if below.
+	BufferLimit int64
 	// ListenFlag names the option that changes Listen, for the error
 	// shown when the port is taken.
 	ListenFlag string
@@ -36,9 +42,26 @@ type EmbeddedConfig struct {
 	Token string
 }
 
+// Bounds of the embedded server's memory.
+const (
+	// DefaultBufferLimit is EmbeddedConfig.BufferLimit's default.
+	DefaultBufferLimit = 16 << 20
+	// MaxBufferedMsgs bounds the messages waiting to be stored per
+	// stream (max_buffered_msgs; nats-server's default is 100,000).
+	MaxBufferedMsgs = 10_000
+	// MaxMemoryStore bounds JetStream's memory storage: the raw
+	// transcripts awaiting sanitization, the one memory stream.
+	MaxMemoryStore = 256 << 20
+	// StoreCacheExpiry is how long the file store keeps a message block
+	// it has read or written in memory after its last use (nats-server's
+	// fixed cache expiry, 10s), with a margin.
+	StoreCacheExpiry = 12 * time.Second
+)
+
 // Embedded is a running in-process NATS server with JetStream.
 type Embedded struct {
 	srv   *server.Server
+	opts  *server.Options // as started
 	token string
 	guard *diskGuard
 	stop  context.CancelFunc
@@ -78,12 +101,23 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		NoSigs:             true,
 		NoLog:              true,
 		MaxPayload:         cfg.MaxPayload,
-		JetStreamMaxMemory: 256 << 20,
+		JetStreamMaxMemory: MaxMemoryStore,
 		Authorization:      cfg.Token,
+		// Bound the buffers nats-server sizes for a large deployment:
+		// one slow connection or one busy stream may otherwise hold
+		// 64 MiB and 128 MiB of this process's memory.
+		MaxPending:            cfg.BufferLimit,
+		StreamMaxBufferedSize: cfg.BufferLimit,
+		StreamMaxBufferedMsgs: MaxBufferedMsgs,
 	}
 	if opts.MaxPayload == 0 {
 		opts.MaxPayload = 8 << 20
 	}
+	if opts.MaxPending == 0 {
+		opts.MaxPending = DefaultBufferLimit
+	}
+	opts.MaxPending = max(opts.MaxPending, int64(opts.MaxPayload))
+	opts.StreamMaxBufferedSize = opts.MaxPending
 	if diskGuarded {
 		// The disk guard's account limit binds instead (diskguard.go).
 		opts.JetStreamMaxStore = unlimitedStore
@@ -104,7 +138,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 			return nil, errors.New("nats server not ready after 30s")
 		}
 	}
-	e := &Embedded{srv: srv, token: cfg.Token, done: make(chan struct{})}
+	e := &Embedded{srv: srv, opts: opts, token: cfg.Token, done: make(chan struct{})}
 	var gctx context.Context
 	gctx, e.stop = context.WithCancel(context.Background())
 	if !diskGuarded {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"time"
 
 	"github.com/knowhub/knowhub/internal/bench"
 )
@@ -18,7 +19,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	asJSON := c.fs.Bool("json", false, "also print the figures as JSON")
 	cpuProfile := c.fs.String("cpuprofile", "", "write a CPU profile of this process to `file`, and of the query replica to file.replica")
 	memProfile := c.fs.String("memprofile", "", "write an allocation profile of this process to `file` when done")
+	heapProfile := c.fs.String("heapprofile", "", "write the heap profile of the all-in-one node, once indexed and settled, to `file`")
 	clientOf := c.fs.String("client-of", "", "only send the corpus's queries to the NATS server at `URL` and print their latency as JSON (the bench runs itself so, as a client process)")
+	qps := c.fs.Bool("qps", false, "measure throughput instead: docs searches per second at 1, 4, 16 and 64 concurrent clients over NATS and HTTP against a `knowhub up` process, then over NATS with a second query replica")
+	exe := c.fs.String("exe", "", "with --qps, the knowhub `binary` to measure (default this one)")
+	duration := c.fs.Duration("duration", 2*time.Second, "with --qps, how long each figure is measured")
 	c.logLevel = "warn"
 	if _, err := c.parse(args); err != nil {
 		return err
@@ -34,6 +39,16 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return printJSON(stdout, lat)
 	}
+	if *qps {
+		res, err := bench.RunQPS(ctx, bench.QPSConfig{Corpus: *corpus, Exe: *exe, Duration: *duration, Out: stdout})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, res)
+		}
+		return nil
+	}
 	var replicaArgs []string
 	if *cpuProfile != "" {
 		stop, err := startCPUProfile(*cpuProfile)
@@ -46,7 +61,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *memProfile != "" {
 		defer writeAllocs(*memProfile, stderr)
 	}
-	res, err := bench.Run(ctx, bench.Config{Corpus: *corpus, Queries: *queries, Edits: *edits, ReplicaArgs: replicaArgs, Out: stdout, Log: log})
+	res, err := bench.Run(ctx, bench.Config{Corpus: *corpus, Queries: *queries, Edits: *edits, ReplicaArgs: replicaArgs, HeapProfile: *heapProfile, Out: stdout, Log: log})
 	if err != nil {
 		return err
 	}

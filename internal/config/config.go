@@ -37,10 +37,13 @@ const (
 	DefaultNATSListen     = "127.0.0.1:4222"
 	DefaultNATSURL        = "nats://127.0.0.1:4222"
 	DefaultNATSMaxPayload = 8 << 20
-	DefaultHTTPListen     = "127.0.0.1:7700"
-	DefaultMaxBodyBytes   = 1 << 20
-	DefaultPriority       = 100
-	DefaultType           = contract.RepoCore
+	// DefaultNATSBufferLimit bounds the embedded server's buffers: each
+	// connection's outbound queue and each stream's ingest queue.
+	DefaultNATSBufferLimit = 16 << 20
+	DefaultHTTPListen      = "127.0.0.1:7700"
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultPriority        = 100
+	DefaultType            = contract.RepoCore
 	// DefaultGlob selects Markdown and MDX files at any depth. It is
 	// relative to the repository root and uses doublestar syntax.
 	DefaultGlob           = "**/*.{md,mdx}"
@@ -151,6 +154,10 @@ type NATS struct {
 	TLSKey    string `json:"tlsKey"`
 	// MaxPayload is the embedded server's maximum message size in bytes.
 	MaxPayload int `json:"maxPayload"`
+	// BufferLimit bounds, in bytes, what the embedded server buffers for
+	// one connection (max_pending) and for one stream's messages waiting
+	// to be stored (max_buffered_size). At least MaxPayload.
+	BufferLimit int `json:"bufferLimit"`
 	// Replicas is how many copies a JetStream cluster keeps of every
 	// stream and bucket: 1 (default; the only choice for one server), 3
 	// or 5.
@@ -187,6 +194,7 @@ func (n NATS) LogValue() slog.Value {
 		slog.String("tls_cert", n.TLSCert),
 		slog.String("tls_key", n.TLSKey),
 		slog.Int("max_payload", n.MaxPayload),
+		slog.Int("buffer_limit", n.BufferLimit),
 	)
 }
 
@@ -342,6 +350,7 @@ func Default() *Config {
 			Listen:       DefaultNATSListen,
 			URL:          DefaultNATSURL,
 			MaxPayload:   DefaultNATSMaxPayload,
+			BufferLimit:  DefaultNATSBufferLimit,
 			Replicas:     1,
 			EmbeddedAuth: EmbeddedAuthToken,
 		},

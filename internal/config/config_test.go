@@ -47,6 +47,7 @@ func TestDefaults(t *testing.T) {
 		{"nats.listen", c.NATS.Listen, "127.0.0.1:4222"},
 		{"nats.url", c.NATS.URL, "nats://127.0.0.1:4222"},
 		{"nats.maxPayload", c.NATS.MaxPayload, 8 << 20},
+		{"nats.bufferLimit", c.NATS.BufferLimit, 16 << 20},
 		{"http.listen", c.HTTP.Listen, "127.0.0.1:7700"},
 		{"http.maxBodyBytes", c.HTTP.MaxBodyBytes, int64(1 << 20)},
 		{"chunker.chunkMaxTokens", c.Chunker.ChunkMaxTokens, 800},
@@ -394,6 +395,7 @@ func TestValidate(t *testing.T) {
 		{"nats tls key without cert", func(c *Config) { c.NATS.TLSKey = "/k.pem" }, "nats.tlsKey: requires nats.tlsCert"},
 		{"nats maxPayload negative", func(c *Config) { c.NATS.MaxPayload = -1 }, "nats.maxPayload: must be positive"},
 		{"nats maxPayload huge", func(c *Config) { c.NATS.MaxPayload = 100 << 20 }, "nats.maxPayload: must be at most"},
+		{"nats bufferLimit below maxPayload", func(c *Config) { c.NATS.MaxPayload = 32 << 20 }, "nats.bufferLimit: must be at least nats.maxPayload (33554432)"},
 
 		{"http listen bad", func(c *Config) { c.HTTP.Listen = "7700" }, `http.listen: "7700" is not host:port`},
 		{"http tls cert without key", func(c *Config) { c.HTTP.TLSCert = "/c.pem" }, "http.tlsCert: requires http.tlsKey"},
@@ -460,6 +462,8 @@ func TestValidate(t *testing.T) {
 		{"default topK zero", func(c *Config) { c.Query.DefaultTopK = 0 }, "query.defaultTopK: must be at least 1"},
 		{"max topK zero", func(c *Config) { c.Query.MaxTopK = 0 }, "query.maxTopK: must be at least 1"},
 		{"default above max", func(c *Config) { c.Query.DefaultTopK = 200 }, "query.defaultTopK: must not exceed query.maxTopK (100)"},
+		{"concurrency negative", func(c *Config) { c.Query.Concurrency = -1 }, "query.concurrency: must be at least 0"},
+		{"queue negative", func(c *Config) { c.Query.Queue = -1 }, "query.queue: must be at least 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

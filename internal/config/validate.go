@@ -136,6 +136,8 @@ func (n NATS) validate(e *errs) {
 		e.add("nats.maxPayload", "must be positive")
 	case n.MaxPayload > MaxNATSPayload:
 		e.add("nats.maxPayload", "must be at most %d (64 MiB)", MaxNATSPayload)
+	case n.BufferLimit < n.MaxPayload:
+		e.add("nats.bufferLimit", "must be at least nats.maxPayload (%d)", n.MaxPayload)
 	}
 }
 

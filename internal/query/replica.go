@@ -36,6 +36,12 @@ type Config struct {
 	// word-vector neighbours and similarity); a request may still switch
 	// it off with "semantic": false.
 	Semantic bool `json:"semantic"`
+	// Concurrency is how many NATS searches and reads the replica's API
+	// answers at once; 0 means one per processor (GOMAXPROCS).
+	Concurrency int `json:"concurrency"`
+	// Queue is how many NATS requests may wait for a free worker before
+	// new ones get a 503 overload error; 0 means api.DefaultQueue (1024).
+	Queue int `json:"queue"`
 }
 
 // Limits are the engine limits of c.
@@ -53,6 +59,12 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("maxTopK: must be at least 1"))
 	} else if c.DefaultTopK > c.MaxTopK {
 		errs = append(errs, fmt.Errorf("defaultTopK: must not exceed query.maxTopK (%d)", c.MaxTopK))
+	}
+	if c.Concurrency < 0 {
+		errs = append(errs, errors.New("concurrency: must be at least 0 (0 means one per processor)"))
+	}
+	if c.Queue < 0 {
+		errs = append(errs, errors.New("queue: must be at least 0 (0 means the default, 1024)"))
 	}
 	return errors.Join(errs...)
 }
