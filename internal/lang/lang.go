@@ -17,6 +17,10 @@
 package lang
 
 import (
+	"fmt"
+
+	"golang.org/x/text/language"
+
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -346,4 +350,19 @@ func prose(text string) string {
 		}
 	}
 	return b.String()
+}
+
+// Normalize returns the language of a BCP 47 tag as this package names
+// languages ("zh-CN" is "zh", "pt_BR" is "pt", "iw" is "he"), or an error
+// when tag is not a known language tag.
+func Normalize(tag string) (string, error) {
+	t, err := language.Parse(tag)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a language tag (use one like \"en\", \"zh-CN\" or \"pt-BR\")", tag)
+	}
+	base, conf := t.Base()
+	if conf != language.Exact || base.String() == "und" {
+		return "", fmt.Errorf("%q names no language (use one like \"en\", \"zh-CN\" or \"pt-BR\")", tag)
+	}
+	return base.String(), nil
 }
