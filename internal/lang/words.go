@@ -63,7 +63,10 @@ func wordLanguage(text string, minHits int, minRatio float64) string {
 		if len(w) > 12 {
 			continue
 		}
-		bits := wordIndex[strings.ToLower(w)]
+		bits, ok := wordIndex[w]
+		if !ok && strings.ContainsFunc(w, unicode.IsUpper) {
+			bits = wordIndex[strings.ToLower(w)]
+		}
 		for i := 0; bits != 0; i++ {
 			if bits&1 != 0 {
 				hits[i]++
