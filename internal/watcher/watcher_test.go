@@ -896,3 +896,24 @@ func TestLanguagesLeaveOtherLanguagesOut(t *testing.T) {
 		t.Errorf("every language again: %+v, want %+v", res, want)
 	}
 }
+
+// Live, a translation that appears is never published, and an English
+// page edited into another language is tombstoned.
+func TestLiveLanguages(t *testing.T) {
+	e := newEnv(t)
+	root := t.TempDir()
+	writeFile(t, root, "guide.md", "# Guide\n\nTo configure the gateway, open the settings file and set the token when it starts.")
+	w := e.newWatcher(t, Config{Repos: []Repo{{Name: "docs", Root: root, Meta: meta, Languages: []string{"en"}}}, DebounceMS: 50})
+	run(t, w)
+	const timeout = 10 * time.Second
+	// The translation is written first; the English page after it is the
+	// mark that the batch holding both was processed.
+	writeFile(t, root, "zh-CN/guide.md", "# 指南\n\n要配置网关，请打开设置文件并设置令牌。")
+	writeFile(t, root, "next.md", "# Next\n\nWhen the gateway is running, open the dashboard and check the status of the channels.")
+	waitFor(t, timeout, "next.md", func() bool { return e.lastMsg(t, "docs", "next.md") != nil })
+	if m := e.lastMsg(t, "docs", "zh-CN/guide.md"); m != nil {
+		t.Error("the translation was published")
+	}
+	writeFile(t, root, "guide.md", "# 指南\n\n要配置网关，请打开设置文件并设置令牌。网关启动时会读取它。")
+	waitFor(t, timeout, "guide.md tombstone", func() bool { return e.isTombstone(t, "docs", "guide.md") })
+}
