@@ -11,7 +11,7 @@ import {
   Client, Reminders, resolveConfig, formatDocs, docsDetails, docEngineResults, formatKB, kbDetails, formatSave,
   validateSave, formatTools, sanitizeMessages, conversationAccess, CONVERSATION_ACCESS_HINT, KB_TYPES,
   REMINDER_SLOT_RE, KB_SCOPE, KB_TYPES_ACCEPTED, normalizeTypes, docEngineNotice, docEngineStats,
-  OfflineQueue, ResultCache, stateDirOf,
+  OfflineQueue, ResultCache, stateDirOf, managedConfig,
 } from "./lib.js";
 
 const TOOL_NAMES = ["semantic_doc_search", "kb_search", "kb_save", "kb_update", "kh_tool_search"];
@@ -51,10 +51,7 @@ export function findKnowhub(cfg) {
 function reposFile(cfg) {
   const dir = mkdtempSync(join(tmpdir(), "knowhub-openclaw-"));
   const file = join(dir, "openclaw.json");
-  const pc = { repositories: cfg.repositories };
-  if (cfg.secretPatterns.length) pc.secretPatterns = cfg.secretPatterns;
-  if (cfg.chunkMaxTokens) pc.chunkMaxTokens = cfg.chunkMaxTokens;
-  writeFileSync(file, JSON.stringify({ plugins: { entries: { knowhub: { config: pc } } } }), { mode: 0o600 });
+  writeFileSync(file, JSON.stringify({ plugins: { entries: { knowhub: { config: managedConfig(cfg) } } } }), { mode: 0o600 });
   return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

@@ -19,7 +19,7 @@ const CONFIG_KEYS = new Set([
   "apiUrl", "token", "submittedBy", "reminderMode", "enableServerExtraction", "privacyMode",
   "extractionTrigger", "topK", "kbTopK", "knowhubBin", "dataDir", "httpListen", "natsListen",
   "repositories", "chunkMaxTokens", "watchEnabled", "watchDebounceMs", "secretPatterns", "storage",
-  "docsOutput",
+  "docsOutput", "englishOnly",
 ]);
 
 // resolveConfig checks plugins.entries.knowhub.config and fills defaults.
@@ -67,6 +67,7 @@ export function resolveConfig(raw) {
     natsListen: str("natsListen", ""),
     chunkMaxTokens: int("chunkMaxTokens", 0, 0, 100000),
     watchEnabled: bool("watchEnabled", true),
+    englishOnly: bool("englishOnly", true),
     watchDebounceMs: int("watchDebounceMs", 0, 0, 600000),
     storage: c.storage,
     repositories: [],
@@ -89,6 +90,9 @@ export function resolveConfig(raw) {
       if (typeof r.path !== "string" || !r.path) errors.push(`repositories[${i}].path: required`);
       if (r.name !== undefined && typeof r.name !== "string") errors.push(`repositories[${i}].name: must be a string`);
       if (r.priority !== undefined && !(typeof r.priority === "number" && r.priority >= 1)) errors.push(`repositories[${i}].priority: must be a number >= 1`);
+      if (r.languages !== undefined && !(Array.isArray(r.languages) && r.languages.length && r.languages.every((l) => typeof l === "string" && l))) {
+        errors.push(`repositories[${i}].languages: must be a non-empty list of language tags such as "en" or "zh-CN"`);
+      }
       cfg.repositories.push(r);
     });
   }
@@ -99,6 +103,22 @@ export function resolveConfig(raw) {
     });
   }
   return { config: cfg, errors, warnings };
+}
+
+// managedConfig is the config block that managed mode hands to `knowhub
+// up --openclaw`: the plugin's repositories, each with the languages it
+// indexes. As doc-engine indexes English only (it skips locale folders and
+// text that is more than 30% non-Latin), a repository without languages
+// gets ["en"], unless englishOnly is false: then every language.
+export function managedConfig(cfg) {
+  const repositories = cfg.repositories.map((r) => {
+    if (r.languages !== undefined || cfg.englishOnly === false) return { ...r };
+    return { ...r, languages: ["en"] };
+  });
+  const pc = { repositories };
+  if (cfg.secretPatterns.length) pc.secretPatterns = cfg.secretPatterns;
+  if (cfg.chunkMaxTokens) pc.chunkMaxTokens = cfg.chunkMaxTokens;
+  return pc;
 }
 
 export function isLoopback(host) {

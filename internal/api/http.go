@@ -201,6 +201,7 @@ func (s *Service) httpSearchDocs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Group = q.Get("group")
+	req.Lang = q.Get("lang")
 	if req.MaxTokens, err = intParam(q.Get("max_tokens"), "max_tokens"); err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return

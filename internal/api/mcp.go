@@ -258,6 +258,7 @@ type SearchDocsInput struct {
 	Semantic  *bool  `json:"semantic,omitempty" jsonschema:"false matches words only, without the built-in word vectors"`
 	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"a budget of tokens for the reply: the best sections whole while they fit, then the sections around them on their pages"`
 	Group     string `json:"group,omitempty" jsonschema:"pages to get each page once, at its best section"`
+	Lang      string `json:"lang,omitempty" jsonschema:"only pages in this language, a tag such as en or zh-CN (pages too short to tell are kept); without it, pages in the question's own language come first"`
 }
 
 // SearchDocsOutput is the structured result of search_docs: where each
@@ -509,7 +510,7 @@ func (t *mcpTools) readDocs(ctx context.Context, req *mcp.CallToolRequest, in Re
 
 func (t *mcpTools) searchDocs(ctx context.Context, req *mcp.CallToolRequest, in SearchDocsInput) (*mcp.CallToolResult, *SearchDocsOutput, error) {
 	sr := contract.SearchRequest{Query: in.Query, TopK: in.TopK, Repos: splitList([]string{in.Repo}), Content: true, Semantic: in.Semantic,
-		MaxTokens: in.MaxTokens, Group: in.Group}
+		MaxTokens: in.MaxTokens, Group: in.Group, Lang: in.Lang}
 	if sr.TopK == 0 {
 		sr.TopK = mcpDefaultTopK
 	}

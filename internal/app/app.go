@@ -92,11 +92,12 @@ func NewWatcher(cfg *config.Config, js jetstream.JetStream, maxPayload int64, re
 	wc := cfg.Watcher
 	for _, r := range cfg.Repositories {
 		wc.Repos = append(wc.Repos, watcher.Repo{
-			Name:    r.Name,
-			Root:    r.Path,
-			Meta:    r.Meta(),
-			Glob:    r.Glob,
-			Exclude: r.Exclude,
+			Name:      r.Name,
+			Root:      r.Path,
+			Meta:      r.Meta(),
+			Glob:      r.Glob,
+			Exclude:   r.Exclude,
+			Languages: r.Langs(),
 		})
 	}
 	return watcher.New(wc, watcher.Deps{JS: js, Redactor: red, Logger: log, MaxPayload: maxPayload})

@@ -80,6 +80,11 @@ func startConformance(t *testing.T) *conformance {
 		writeTestFile(t, filepath.Join(root, "creds", rel), "OPENAI_API_KEY=credential-value-"+strings.ReplaceAll(rel, "/", "-")+"\n")
 	}
 	writeTestFile(t, filepath.Join(root, "creds", "normal.md"), "# Normal\n\nAn ordinary page beside the credential files.\n")
+	// Translations, which doc-engine does not index: locale folders, and a
+	// page whose text is not in a Latin script.
+	for rel, text := range translations {
+		writeTestFile(t, filepath.Join(root, "docs", rel), text)
+	}
 	oc := map[string]any{"plugins": map[string]any{"entries": map[string]any{"doc-engine": map[string]any{"enabled": true, "config": map[string]any{
 		"repositories": []map[string]any{
 			{"name": "openclaw-docs", "path": "docs", "priority": 1, "type": "core"},
@@ -140,8 +145,28 @@ func (c *conformance) paths(r *contract.SearchResponse) []string {
 	return out
 }
 
+// translations are pages of the docs repository in other languages, all
+// about installing OpenClaw with npm.
+var translations = map[string]string{
+	"zh-CN/getting-started.md":        "# 入门\n\n## 安装\n\n使用 npm 安装 OpenClaw：运行 `npm install -g openclaw`，然后启动网关。\n",
+	"ja/getting-started.md":           "# はじめに\n\n## インストール\n\nnpm で OpenClaw をインストールします：`npm install -g openclaw` を実行してから、ゲートウェイを起動します。\n",
+	"translations/fr/installation.md": "# Installation\n\nInstallation with npm: run `npm install -g openclaw`, then start the gateway (not yet translated).\n",
+	"guides/installation-arabic.md":   "# التثبيت\n\nلتثبيت OpenClaw باستخدام npm، شغّل `npm install -g openclaw` ثم ابدأ البوابة.\n",
+}
+
 func TestConformance(t *testing.T) {
 	c := startConformance(t)
+
+	t.Run("English only, as doc-engine: locale folders and non-Latin pages are not indexed", func(t *testing.T) {
+		for _, h := range c.search("installation npm openclaw install gateway", "top_k=20").Hits {
+			if _, ok := translations[h.Path]; ok {
+				t.Errorf("hit %s: a translation was indexed", h.Path)
+			}
+			if h.Lang != "en" && h.Lang != "" {
+				t.Errorf("hit %s in %q", h.Path, h.Lang)
+			}
+		}
+	})
 
 	t.Run("indexes docs and finds the installation section first", func(t *testing.T) {
 		r := c.search("installation npm openclaw")

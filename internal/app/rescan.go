@@ -24,7 +24,9 @@ func (n *Node) serveRescan(ctx context.Context) error {
 				n.log.Warn("requested rescan failed", "err", err)
 			} else {
 				reply.Published, reply.Deleted, reply.Unchanged, reply.Skipped = res.Published, res.Deleted, res.Unchanged, res.Skipped
-				n.log.Info("requested rescan done", "published", res.Published, "deleted", res.Deleted, "unchanged", res.Unchanged, "skipped", res.Skipped)
+				reply.OtherLanguage = res.OtherLanguage
+				n.log.Info("requested rescan done", "published", res.Published, "deleted", res.Deleted, "unchanged", res.Unchanged, "skipped", res.Skipped,
+					"other_language", res.OtherLanguage)
 			}
 			data, _ := json.Marshal(reply)
 			_ = m.Respond(data)

@@ -27,8 +27,10 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		Tombstones int    `json:"tombstones"`
 		Changed    int    `json:"changed_meanwhile"`
 		Skipped    int    `json:"skipped"`
-		CaughtUp   bool   `json:"caught_up"`
-		TookMillis int64  `json:"took_ms"`
+		// OtherLanguage counts pages left out for their language.
+		OtherLanguage int   `json:"other_language,omitempty"`
+		CaughtUp      bool  `json:"caught_up"`
+		TookMillis    int64 `json:"took_ms"`
 	}
 	if _, err := c.parse(args); err != nil {
 		return err
@@ -73,9 +75,9 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		sum.Mode, sum.Files, sum.Tombstones, sum.Skipped = "rescan", res.Published, res.Deleted, res.Skipped
-		fmt.Fprintf(text, "rescanned %s: %s published, %d deleted, %d unchanged, %d skipped\n",
-			strings.Join(res.Repos, ", "), plural(res.Published, "file", "files"), res.Deleted, res.Unchanged, res.Skipped)
+		sum.Mode, sum.Files, sum.Tombstones, sum.Skipped, sum.OtherLanguage = "rescan", res.Published, res.Deleted, res.Skipped, res.OtherLanguage
+		fmt.Fprintf(text, "rescanned %s: %s published, %d deleted, %d unchanged, %d skipped%s\n",
+			strings.Join(res.Repos, ", "), plural(res.Published, "file", "files"), res.Deleted, res.Unchanged, res.Skipped, otherLanguages(res.OtherLanguage))
 	case *rescan:
 		if err := cfg.CheckPaths(); err != nil {
 			return err
@@ -92,8 +94,9 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		sum.Mode, sum.Files, sum.Tombstones, sum.Skipped = "rescan", res.Published, res.Deleted, res.Skipped
-		fmt.Fprintf(text, "rescanned: %s published, %d deleted, %d skipped\n", plural(res.Published, "file", "files"), res.Deleted, res.Skipped)
+		sum.Mode, sum.Files, sum.Tombstones, sum.Skipped, sum.OtherLanguage = "rescan", res.Published, res.Deleted, res.Skipped, res.OtherLanguage
+		fmt.Fprintf(text, "rescanned: %s published, %d deleted, %d skipped%s\n", plural(res.Published, "file", "files"), res.Deleted, res.Skipped,
+			otherLanguages(res.OtherLanguage))
 	default:
 		res, err := watcher.Replay(ctx, js)
 		if err != nil {
@@ -124,4 +127,13 @@ func cmdReindex(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return printJSON(stdout, sum)
 	}
 	return nil
+}
+
+// otherLanguages renders the pages a rescan left out for their language,
+// or nothing when there were none.
+func otherLanguages(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %s in languages not indexed", plural(n, "page", "pages"))
 }

@@ -54,10 +54,11 @@ func request(nc *nats.Conn, subject string, req, resp any, timeout time.Duration
 }
 
 func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := newCommon("search", `search "QUERY" [--top-k N] [--repo R] [--max-tokens N] [--json]`, stdout, stderr)
+	c := newCommon("search", `search "QUERY" [--top-k N] [--repo R] [--lang L] [--max-tokens N] [--json]`, stdout, stderr)
 	topK := c.fs.Int("top-k", 0, "number of sections (default 10)")
 	var repos stringList
 	c.fs.Var(&repos, "repo", "only this `repository` (repeatable, or comma-separated)")
+	lang := c.fs.String("lang", "", "only pages in this `language` (a tag such as en or zh-CN)")
 	asJSON := c.fs.Bool("json", false, "print the raw JSON reply")
 	timeout := c.fs.Duration("timeout", 5*time.Second, "request timeout")
 	maxTokens := c.fs.Int("max-tokens", 0, "a budget of tokens: the best sections whole while they fit, then the sections around them (their text is printed)")
@@ -77,7 +78,7 @@ func cmdSearch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer nc.Close()
-	req := contract.SearchRequest{Query: strings.Join(words, " "), TopK: *topK, Repos: repos, MaxTokens: *maxTokens, Content: *maxTokens > 0}
+	req := contract.SearchRequest{Query: strings.Join(words, " "), TopK: *topK, Repos: repos, Lang: *lang, MaxTokens: *maxTokens, Content: *maxTokens > 0}
 	var resp contract.SearchResponse
 	if err := request(nc, contract.SubjectSearchDocs, req, &resp, *timeout); err != nil {
 		return err

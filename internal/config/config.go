@@ -27,6 +27,7 @@ import (
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/extractor"
+	"github.com/knowhub/knowhub/internal/lang"
 	"github.com/knowhub/knowhub/internal/query"
 	"github.com/knowhub/knowhub/internal/watcher"
 )
@@ -269,6 +270,24 @@ type Repository struct {
 	// below current ones, as it places pages under a legacy, deprecated or
 	// archive folder: superseded pages that their path does not name.
 	Demote []string `json:"demote"`
+	// Languages, when set, lists the languages whose pages are indexed
+	// (BCP 47 tags such as "en", "zh-CN"; regions are folded, so "zh-CN"
+	// also takes zh-TW pages): a page in another language, as its locale
+	// folder or its text tells (package lang), is skipped and counted.
+	// Pages too short to tell are kept. Absent means every language.
+	Languages []string `json:"languages"`
+}
+
+// Langs returns Languages as package lang names them, without
+// repetitions, or nil for every language. Validate has checked them.
+func (r Repository) Langs() []string {
+	var out []string
+	for _, t := range r.Languages {
+		if l, err := lang.Normalize(t); err == nil && !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // applyDefaults fills the fields a repository entry may omit.

@@ -377,6 +377,12 @@ func TestValidate(t *testing.T) {
 		{"repo glob absolute", func(c *Config) { c.Repositories[0].Glob = "/docs/**" }, "repositories[0].glob: \"/docs/**\" must be relative"},
 		{"repo exclude invalid", func(c *Config) { c.Repositories[1].Exclude = []string{"ok/**", "[bad"} },
 			`repositories[1].exclude[1]: "[bad" is not a valid glob`},
+		{"repo languages empty", func(c *Config) { c.Repositories[0].Languages = []string{} },
+			"repositories[0].languages: must list at least one language; leave it out to index every language"},
+		{"repo languages invalid", func(c *Config) { c.Repositories[1].Languages = []string{"en", "english"} },
+			`repositories[1].languages[1]: "english" is not a language tag (use one like "en", "zh-CN" or "pt-BR")`},
+		{"repo languages unknown", func(c *Config) { c.Repositories[0].Languages = []string{"xx"} },
+			`repositories[0].languages[0]: "xx" is not a language tag`},
 		{"repo demote invalid", func(c *Config) { c.Repositories[0].Demote = []string{"v1/**", "[bad"} },
 			`repositories[0].demote[1]: "[bad" is not a valid glob`},
 		{"repo demote absolute", func(c *Config) { c.Repositories[0].Demote = []string{"/v1/**"} },
@@ -592,5 +598,25 @@ func TestExtractorVocabulary(t *testing.T) {
 	}
 	if c, _ := parse(t, `{}`); c.Extractor.Vocabulary != nil {
 		t.Error("extractor.vocabulary is set by default; unset means on")
+	}
+}
+
+// A repository's languages are read as tags and folded to languages;
+// absent means every language.
+func TestRepositoryLanguages(t *testing.T) {
+	c, err := Parse([]byte(`{"repositories": [{"name": "docs", "path": "/d", "languages": ["en", "zh-CN", "zh-TW", "pt_BR"]},
+		{"name": "all", "path": "/a"}]}`), "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Repositories[0].Langs(), []string{"en", "zh", "pt"}; !slices.Equal(got, want) {
+		t.Errorf("Langs() = %q, want %q", got, want)
+	}
+	if got := c.Repositories[1].Langs(); got != nil {
+		t.Errorf("Langs() without languages = %q, want nil (every language)", got)
+	}
+	if _, err := Parse([]byte(`{"repositories": [{"name": "docs", "path": "/d", "languages": "en"}]}`), "/"); err == nil ||
+		!strings.Contains(err.Error(), "repositories[0].languages: must be an array") {
+		t.Errorf("languages as a string: %v", err)
 	}
 }

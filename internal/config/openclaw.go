@@ -22,15 +22,19 @@ type OpenClaw struct {
 
 // docEngineConfig is the doc-engine plugin's config shape; its other keys
 // (storage, topK, watchEnabled, watchDebounceMs) have knowhub equivalents
-// of their own and are ignored.
+// of their own and are ignored. EnglishOnly is doc-engine's language
+// filter, on unless set to false; a repository's languages (knowhub's own
+// key) override it.
 type docEngineConfig struct {
 	Repositories []struct {
-		Name     string   `json:"name"`
-		Path     string   `json:"path"`
-		Priority *float64 `json:"priority"`
-		Type     string   `json:"type"`
-		Glob     string   `json:"glob"`
+		Name      string   `json:"name"`
+		Path      string   `json:"path"`
+		Priority  *float64 `json:"priority"`
+		Type      string   `json:"type"`
+		Glob      string   `json:"glob"`
+		Languages []string `json:"languages"`
 	} `json:"repositories"`
+	EnglishOnly    *bool    `json:"englishOnly"`
 	SecretPatterns []string `json:"secretPatterns"`
 	ChunkMaxTokens int      `json:"chunkMaxTokens"`
 }
@@ -39,7 +43,9 @@ type docEngineConfig struct {
 // of the doc-engine plugin's entry of an OpenClaw configuration file, or,
 // when that entry has no repositories, of the knowhub plugin's entry.
 // Paths expand "~" and are made absolute against the file's directory;
-// a repository without a glob takes DefaultGlob. The result is validated
+// a repository without a glob takes DefaultGlob, and one without
+// languages takes ["en"], as doc-engine indexes English pages only,
+// unless the block sets englishOnly to false (every language). The result is validated
 // with the rest of the configuration (ApplyOpenClaw, then Validate).
 func LoadOpenClaw(path string) (*OpenClaw, error) {
 	data, err := os.ReadFile(path)
@@ -79,7 +85,12 @@ func LoadOpenClaw(path string) (*OpenClaw, error) {
 		}
 		out := &OpenClaw{Entry: id, SecretPatterns: de.SecretPatterns, ChunkMaxTokens: de.ChunkMaxTokens}
 		for i, r := range de.Repositories {
-			repo := Repository{Name: r.Name, Path: r.Path, Type: r.Type, Glob: r.Glob}
+			repo := Repository{Name: r.Name, Path: r.Path, Type: r.Type, Glob: r.Glob, Languages: r.Languages}
+			if repo.Languages == nil && (de.EnglishOnly == nil || *de.EnglishOnly) {
+				// doc-engine indexes English only unless told otherwise:
+				// it skips locale folders and non-Latin text.
+				repo.Languages = []string{"en"}
+			}
 			repo.Priority = DefaultPriority
 			if r.Priority != nil {
 				if *r.Priority != float64(int(*r.Priority)) {

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -51,6 +52,11 @@ func TestLoadOpenClawDocEngineEntry(t *testing.T) {
 			t.Errorf("repositories[%d] = %+v, want %+v", i, r, want[i])
 		}
 	}
+	for i, r := range oc.Repositories {
+		if !slices.Equal(r.Languages, []string{"en"}) {
+			t.Errorf("repositories[%d].languages = %q, want [en], as doc-engine indexes English only", i, r.Languages)
+		}
+	}
 	c := Default()
 	c.ApplyOpenClaw(oc)
 	if err := c.Validate(); err != nil {
@@ -86,5 +92,41 @@ func TestLoadOpenClawKnowhubEntryAndErrors(t *testing.T) {
 		if _, err := LoadOpenClaw(writeOpenClaw(t, doc)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %q", doc, err, want)
 		}
+	}
+}
+
+// doc-engine's englishOnly: false indexes every language; a repository's
+// own languages win over the block's default.
+func TestLoadOpenClawLanguages(t *testing.T) {
+	for _, c := range []struct {
+		name, block string
+		want        [][]string
+	}{
+		{"default", `"repositories":[{"name":"a","path":"/a"}]`, [][]string{{"en"}}},
+		{"englishOnly true", `"englishOnly":true,"repositories":[{"name":"a","path":"/a"}]`, [][]string{{"en"}}},
+		{"englishOnly false", `"englishOnly":false,"repositories":[{"name":"a","path":"/a"}]`, [][]string{nil}},
+		{"own languages", `"repositories":[{"name":"a","path":"/a","languages":["zh-CN","en"]},{"name":"b","path":"/b"}]`,
+			[][]string{{"zh-CN", "en"}, {"en"}}},
+	} {
+		for _, entry := range []string{"doc-engine", "knowhub"} {
+			oc, err := LoadOpenClaw(writeOpenClaw(t, `{"plugins":{"entries":{"`+entry+`":{"config":{`+c.block+`}}}}}`))
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.name, entry, err)
+			}
+			for i, r := range oc.Repositories {
+				if !slices.Equal(r.Languages, c.want[i]) {
+					t.Errorf("%s %s: repositories[%d].languages = %q, want %q", c.name, entry, i, r.Languages, c.want[i])
+				}
+			}
+		}
+	}
+	oc, err := LoadOpenClaw(writeOpenClaw(t, `{"plugins":{"entries":{"doc-engine":{"config":{"repositories":[{"name":"a","path":"/a","languages":["klingon"]}]}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Default()
+	cfg.ApplyOpenClaw(oc)
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), `repositories[0].languages[0]: "klingon" is not a language tag`) {
+		t.Errorf("a bad language from openclaw.json: %v", err)
 	}
 }

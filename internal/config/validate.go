@@ -13,6 +13,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/lang"
 )
 
 // Validate checks the whole configuration and returns every problem found,
@@ -284,6 +285,14 @@ func validateRepositories(e *errs, repos []Repository) {
 		}
 		for j, g := range r.Demote {
 			checkGlob(e, fmt.Sprintf("%s.demote[%d]", field, j), g)
+		}
+		if r.Languages != nil && len(r.Languages) == 0 {
+			e.add(field+".languages", "must list at least one language; leave it out to index every language")
+		}
+		for j, t := range r.Languages {
+			if _, err := lang.Normalize(t); err != nil {
+				e.add(fmt.Sprintf("%s.languages[%d]", field, j), "%v", err)
+			}
 		}
 	}
 }

@@ -11,6 +11,10 @@ type SearchRequest struct {
 	TopK  int    `json:"top_k,omitempty"`
 	// Repos restricts hits to these repositories (before the top-k cut).
 	Repos []string `json:"repos,omitempty"`
+	// Lang restricts hits to pages in this language (a BCP 47 tag such
+	// as "en" or "zh-CN"; regions are folded), before the top-k cut.
+	// Pages too short to tell their language are kept.
+	Lang string `json:"lang,omitempty"`
 	// MinSeq, when set, waits (bounded) until the replica has applied index
 	// updates from at least this source sequence.
 	MinSeq uint64 `json:"min_seq,omitempty"`
@@ -70,6 +74,9 @@ type SearchHit struct {
 	Seq        uint64 `json:"seq"`
 	Priority   int    `json:"priority"`
 	RepoType   string `json:"repo_type"`
+	// Lang is the language of the hit's page (a docs page's locale folder
+	// or text), omitted when undetermined.
+	Lang string `json:"lang,omitempty"`
 }
 
 // ContextSection is a section a budgeted search adds for the context of a
@@ -125,6 +132,9 @@ type RepoStats struct {
 	Repo   string `json:"repo"`
 	Files  int    `json:"files"`
 	Chunks int    `json:"chunks"`
+	// Languages counts the repository's pages by language ("" for the
+	// pages too short to tell); omitted for other collections.
+	Languages map[string]int `json:"languages,omitempty"`
 }
 
 // CollectionStats describes one collection of a query replica.

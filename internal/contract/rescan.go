@@ -16,5 +16,8 @@ type RescanReply struct {
 	Deleted   int      `json:"deleted"`
 	Unchanged int      `json:"unchanged"`
 	Skipped   int      `json:"skipped"`
-	Error     string   `json:"error,omitempty"`
+	// OtherLanguage counts pages left out for their language (a
+	// repository's languages setting).
+	OtherLanguage int    `json:"other_language,omitempty"`
+	Error         string `json:"error,omitempty"`
 }

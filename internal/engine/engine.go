@@ -21,6 +21,7 @@ import (
 	"github.com/knowhub/knowhub/internal/highlight"
 	"github.com/knowhub/knowhub/internal/indexdoc"
 	"github.com/knowhub/knowhub/internal/kb"
+	"github.com/knowhub/knowhub/internal/lang"
 	"github.com/knowhub/knowhub/internal/search"
 )
 
@@ -392,6 +393,19 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		}
 		filter = func(en *search.Entry) bool { return repos[en.Source.Repo] }
 	}
+	if req.Lang != "" {
+		l, err := lang.Normalize(req.Lang)
+		if err != nil {
+			return nil, badRequest("lang: %v", err)
+		}
+		// Pages too short to tell their language are kept.
+		inLang := func(en *search.Entry) bool { return en.Source.Lang == l || en.Source.Lang == "" }
+		if repos := filter; repos != nil {
+			filter = func(en *search.Entry) bool { return repos(en) && inLang(en) }
+		} else {
+			filter = inLang
+		}
+	}
 	// Fetch more than topK so that conflict losers can be replaced, and
 	// more again when phrases will filter the candidates.
 	limit := topK*3 + 10
@@ -408,7 +422,7 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		hits = filterPhrases(e.an, hits, pterms)
 		total = len(hits)
 	}
-	rankPages(e.docs, hits, terms, e.scoring.Pages)
+	rankPages(e.docs, hits, terms, e.scoring.Pages, lang.Query(text))
 	ps := highlight.New(termSet)
 	defer ps.Release()
 	boostProximity(hits, ps)
@@ -495,6 +509,7 @@ func (e *Engine) hit(h search.Hit, ps *highlight.Matcher, terms map[string]bool)
 		Seq:         en.Source.SourceSeq,
 		Priority:    en.Source.Meta.Priority,
 		RepoType:    en.Source.Meta.Type,
+		Lang:        en.Source.Lang,
 	}
 }
 
@@ -550,6 +565,10 @@ func (e *Engine) Stats(ready bool) *contract.StatsResponse {
 		}
 		r.Files++
 		r.Chunks += chunks
+		if r.Languages == nil {
+			r.Languages = map[string]int{}
+		}
+		r.Languages[s.Lang]++
 	})
 	for _, r := range byRepo {
 		resp.Repos = append(resp.Repos, *r)

@@ -42,6 +42,7 @@ func PageParams() []PageParam {
 		{"legacy", []float64{0, 0.2, 0.35, 0.5, 0.65, 0.8}, func(p *engine.PageScoring, v float64) { p.Legacy = v }},
 		{"dated", []float64{0, 0.1, 0.2, 0.3, 0.4, 0.5}, func(p *engine.PageScoring, v float64) { p.Dated = v }},
 		{"repo_focus", []float64{0, 0.25, 0.5, 1, 2}, func(p *engine.PageScoring, v float64) { p.RepoFocus = v }},
+		{"other_language", []float64{0, 0.3, 0.5, 0.7, 0.9}, func(p *engine.PageScoring, v float64) { p.OtherLanguage = v }},
 		{"depth", []float64{30, 40, 50, 70, 100}, func(p *engine.PageScoring, v float64) { p.Depth = int(v) }},
 	}
 }
@@ -124,6 +125,12 @@ func Ablation(p engine.PageScoring) (names []string, settings []engine.PageScori
 	add("no legacy pages below", func(q *engine.PageScoring) { q.Legacy = 0 })
 	add("no dated pages below", func(q *engine.PageScoring) { q.Dated = 0 })
 	add("no repository focus", func(q *engine.PageScoring) { q.RepoFocus = 0 })
+	add("no language preference", func(q *engine.PageScoring) { q.OtherLanguage = 0 })
+	for _, v := range []float64{0.5, 0.95} {
+		if v != p.OtherLanguage {
+			add(fmt.Sprintf("language preference %g", v), func(q *engine.PageScoring) { q.OtherLanguage = v })
+		}
+	}
 	add("no page evidence at all", func(q *engine.PageScoring) { *q = engine.PageScoring{} })
 	return names, settings
 }

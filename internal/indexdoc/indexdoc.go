@@ -3,7 +3,10 @@
 package indexdoc
 
 import (
+	"strings"
+
 	"github.com/knowhub/knowhub/internal/contract"
+	"github.com/knowhub/knowhub/internal/lang"
 	"github.com/knowhub/knowhub/internal/search"
 )
 
@@ -25,5 +28,41 @@ func Search(doc *contract.IndexDoc) *search.Doc {
 		out.Chunks[i] = search.Chunk{ID: c.ID, Ord: c.Ord, HeadingPath: c.HeadingPath, Title: c.Title, Text: c.Text, Markdown: c.Markdown,
 			SectionKey: contract.SectionKey(doc.Path, c.HeadingPath), Boost: c.Boost, Fields: fields, Vec: c.Vec, Embedding: c.Embedding}
 	}
+	if doc.Collection == contract.CollectionDocs && !doc.Deleted {
+		out.Lang = pageLang(doc)
+	}
 	return out
+}
+
+// langSample is how much of a page's text its language is told from.
+const langSample = 4 << 10
+
+// pageLang returns the language of a docs page from its path and the
+// start of its text (package lang). It is derived from what KH_INDEX
+// holds, so an index of any layout gets it, and the same page always
+// gets the same language.
+func pageLang(doc *contract.IndexDoc) string {
+	if l := lang.Folder(doc.Path); l != "" {
+		return l
+	}
+	var b strings.Builder
+	for i := range doc.Chunks {
+		c := &doc.Chunks[i]
+		if i == 0 {
+			b.WriteString(c.Title)
+			b.WriteByte('\n')
+		}
+		b.WriteString(strings.Join(c.HeadingPath, " "))
+		b.WriteByte('\n')
+		if c.Markdown != "" {
+			b.WriteString(c.Markdown)
+		} else {
+			b.WriteString(c.Text)
+		}
+		b.WriteByte('\n')
+		if b.Len() >= langSample {
+			break
+		}
+	}
+	return lang.Text(b.String())
 }

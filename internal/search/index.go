@@ -73,6 +73,9 @@ type Doc struct {
 	SourceSeq  uint64
 	Meta       Meta
 	Deleted    bool
+	// Lang is the language of a docs page (package lang), "" when
+	// undetermined.
+	Lang string
 	// Vocab lists the document's distinct terms, each once; its chunks'
 	// fields index it.
 	Vocab  []string
@@ -128,6 +131,8 @@ type Source struct {
 	Path       string
 	SourceSeq  uint64
 	Meta       Meta
+	// Lang is Doc.Lang.
+	Lang string
 	// Extra is the caller's decoded record of the document (a tool's
 	// descriptor, a knowledge entry), for filters and replies.
 	Extra any
@@ -279,7 +284,7 @@ func (ix *Index) Put(key string, doc *Doc, extra any) {
 	if doc.Deleted || len(doc.Chunks) == 0 {
 		return
 	}
-	src := &Source{Key: key, Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq, Meta: doc.Meta, Extra: extra,
+	src := &Source{Key: key, Collection: doc.Collection, Repo: doc.Repo, Path: doc.Path, SourceSeq: doc.SourceSeq, Meta: doc.Meta, Lang: doc.Lang, Extra: extra,
 		Chunks: len(doc.Chunks), EmbeddingModel: doc.EmbeddingModel}
 	list := make([]*Entry, 0, len(doc.Chunks))
 	outline, hasOutline := ix.fieldOf[ix.params.OutlineField]

@@ -19,6 +19,8 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/nats-io/nats.go"
+
+	"github.com/knowhub/knowhub/internal/lang"
 )
 
 // binarySniffBytes is how much of a file is searched for a NUL byte.
@@ -91,6 +93,13 @@ func (r *repo) fileIncluded(rel string) bool {
 		}
 	}
 	return true
+}
+
+// indexes reports whether the repository indexes pages in language l:
+// every language when it lists none, and always a page whose language is
+// undetermined ("").
+func (r *repo) indexes(l string) bool {
+	return len(r.langs) == 0 || l == "" || slices.Contains(r.langs, l)
 }
 
 func (r *repo) excluded(rel string) bool {
@@ -192,10 +201,11 @@ func errReason(err error) string {
 type verdict int
 
 const (
-	verdictUnchanged verdict = iota // present, same sha and meta as published
-	verdictPut                      // present and new or changed: publish msg
-	verdictAbsent                   // not there: tombstone if published
-	verdictSkip                     // there but not publishable: tombstone if published
+	verdictUnchanged     verdict = iota // present, same sha and meta as published
+	verdictPut                          // present and new or changed: publish msg
+	verdictAbsent                       // not there: tombstone if published
+	verdictSkip                         // there but not publishable: tombstone if published
+	verdictOtherLanguage                // a page in a language not indexed: tombstone if published
 )
 
 // change is the outcome of evaluating one path.
@@ -224,6 +234,11 @@ func (w *Watcher) evaluate(r *repo, rel string, prev fileState, known, force boo
 	}
 	if credentialName(pathBase(rel)) {
 		return skip("named like a credentials file (.env*, credentials.json, auth-profiles.json): never indexed")
+	}
+	// A locale folder tells the language before the file is read.
+	if l := lang.Folder(rel); l != "" && !r.indexes(l) {
+		c.verdict = verdictOtherLanguage
+		return c
 	}
 	p := r.abs(rel)
 	fi, err := os.Stat(p)
@@ -262,6 +277,10 @@ func (w *Watcher) evaluate(r *repo, rel string, prev fileState, known, force boo
 		return skip(fmt.Sprintf("larger than %d bytes once decoded to UTF-8", w.maxFileBytes))
 	case !utf8.Valid(text):
 		return skip("invalid UTF-8")
+	}
+	if len(r.langs) > 0 && lang.Folder(rel) == "" && !r.indexes(lang.Text(string(text))) {
+		c.verdict = verdictOtherLanguage
+		return c
 	}
 	sum := sha256.Sum256(data)
 	st := fileState{sha: hex.EncodeToString(sum[:]), meta: r.metaStr}
@@ -455,6 +474,10 @@ func (w *Watcher) apply(ctx context.Context, pub *publisher, r *repo, state map[
 	case verdictSkip:
 		res.Skipped++
 		w.log.Warn("skip file", "repo", r.name, "path", c.rel, "reason", c.reason)
+	case verdictOtherLanguage:
+		// Expected by the thousand in a translated site: counted, not warned.
+		res.OtherLanguage++
+		w.log.Debug("skip file in a language not indexed", "repo", r.name, "path", c.rel)
 	}
 	// Absent or skipped: a published version must go.
 	if _, ok := state[c.rel]; !ok {

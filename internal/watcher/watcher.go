@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +59,11 @@ type Repo struct {
 	// walked at all. ".git" and "node_modules" directories are always
 	// skipped.
 	Exclude []string
+	// Languages, when set, lists the languages (package lang names) whose
+	// pages are published; a page in another language, as its locale
+	// folder or its text tells, is left out and counted in
+	// ScanResult.OtherLanguage. A page too short to tell is published.
+	Languages []string
 }
 
 // Config configures a Watcher; the configuration file's "watcher" object
@@ -146,6 +152,9 @@ type ScanResult struct {
 	Deleted   int // tombstones for files gone or no longer publishable
 	Unchanged int // files already published with the same content and meta
 	Skipped   int // matching files rejected (binary, invalid UTF-8, too large, unreadable)
+	// OtherLanguage counts matching pages left out because they are in a
+	// language the repository does not index (Repo.Languages).
+	OtherLanguage int
 }
 
 func (r *ScanResult) add(o ScanResult) {
@@ -153,6 +162,7 @@ func (r *ScanResult) add(o ScanResult) {
 	r.Deleted += o.Deleted
 	r.Unchanged += o.Unchanged
 	r.Skipped += o.Skipped
+	r.OtherLanguage += o.OtherLanguage
 }
 
 // fileState is what was last published for a path that exists downstream.
@@ -167,6 +177,7 @@ type repo struct {
 	root    string // absolute, cleaned, OS separators
 	meta    contract.RepoMeta
 	metaStr string
+	langs   []string // Repo.Languages; nil: every language
 	glob    string
 	exclude []string
 	// missing is set while the root is not there (guarded by opMu):
@@ -258,7 +269,8 @@ func New(cfg Config, deps Deps) (*Watcher, error) {
 			name:    r.Name,
 			root:    filepath.Clean(root),
 			meta:    r.Meta,
-			metaStr: r.Meta.String(),
+			metaStr: metaString(r),
+			langs:   slices.Clone(r.Languages),
 			glob:    glob,
 			exclude: slices.Clone(r.Exclude),
 		})
@@ -325,7 +337,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return fmt.Errorf("initial sync: %w", err)
 	}
 	w.log.Info("initial sync done", "published", res.Published, "deleted", res.Deleted,
-		"unchanged", res.Unchanged, "skipped", res.Skipped)
+		"unchanged", res.Unchanged, "skipped", res.Skipped, "other_language", res.OtherLanguage)
 	w.initial = res
 	w.readyOnce.Do(func() { close(w.ready) })
 
@@ -391,7 +403,7 @@ func (w *Watcher) follow(ctx context.Context, fsw *fsnotify.Watcher) error {
 				return fmt.Errorf("rescan after overflow: %w", err)
 			}
 			w.log.Info("rescan done", "published", res.Published, "deleted", res.Deleted,
-				"unchanged", res.Unchanged, "skipped", res.Skipped)
+				"unchanged", res.Unchanged, "skipped", res.Skipped, "other_language", res.OtherLanguage)
 		case <-roots.C:
 			w.scanMissing(ctx)
 		case <-timer.C:
@@ -441,7 +453,7 @@ func (w *Watcher) scanMissing(ctx context.Context) {
 			}
 			continue
 		}
-		w.log.Info("repository scanned", "repo", r.name, "published", res.Published, "unchanged", res.Unchanged, "skipped", res.Skipped)
+		w.log.Info("repository scanned", "repo", r.name, "published", res.Published, "unchanged", res.Unchanged, "skipped", res.Skipped, "other_language", res.OtherLanguage)
 	}
 }
 
@@ -529,4 +541,15 @@ func (w *Watcher) unwatchTree(dir string) {
 			delete(w.watched, p)
 		}
 	}
+}
+
+// metaString is what HeaderRepoMeta carries for r: its meta, and the
+// languages it indexes when it does not index every one, so that a change
+// of either re-evaluates every page.
+func metaString(r Repo) string {
+	s := r.Meta.String()
+	if len(r.Languages) > 0 {
+		s += ";l=" + strings.Join(r.Languages, ",")
+	}
+	return s
 }

@@ -846,3 +846,74 @@ func TestDecodeText(t *testing.T) {
 		}
 	}
 }
+
+// A repository that indexes English only leaves out the pages of locale
+// folders and the pages whose text is in another language, counts them,
+// and tombstones those it had published; pages too short to tell stay.
+func TestLanguagesLeaveOtherLanguagesOut(t *testing.T) {
+	e := newEnv(t)
+	root := t.TempDir()
+	pages := map[string]string{
+		"guide.md":                 "# Gateway\n\nTo configure the gateway, open the settings file and set the token. When it starts, it reads the file.",
+		"short.md":                 "# Gateway",
+		"zh-CN/guide.md":           "# 网关\n\n要配置网关，请打开设置文件并设置令牌。",
+		"docs/ja/guide.md":         "# ゲートウェイ\n\nゲートウェイを設定するには、設定ファイルを開きます。",
+		"translations/fr/guide.md": "# Gateway\n\nThis page is not translated yet: the folder decides, as in doc-engine.",
+		"notes-ar.md":              "# البوابة\n\nلتكوين البوابة، افتح ملف الإعدادات وقم بتعيين الرمز المميز.",
+		"notes-it.md":              "# Gateway\n\nPer configurare il gateway, apri il file delle impostazioni e imposta il token. Quando il gateway si avvia, legge il file.",
+	}
+	for rel, text := range pages {
+		writeFile(t, root, rel, text)
+	}
+	all := Config{Repos: []Repo{{Name: "docs", Root: root, Meta: meta}}}
+	if res := scan(t, e.newWatcher(t, all), false); res != (ScanResult{Published: 7}) {
+		t.Fatalf("every language: %+v", res)
+	}
+	en := Config{Repos: []Repo{{Name: "docs", Root: root, Meta: meta, Languages: []string{"en"}}}}
+	if res, want := scan(t, e.newWatcher(t, en), false), (ScanResult{Published: 2, Deleted: 5, OtherLanguage: 5}); res != want {
+		t.Fatalf("English only: %+v, want %+v", res, want)
+	}
+	for rel := range pages {
+		kept := rel == "guide.md" || rel == "short.md"
+		if got := !e.isTombstone(t, "docs", rel); got != kept {
+			t.Errorf("%s: live %v, want %v", rel, got, kept)
+		}
+	}
+	if _, m := e.event(t, "docs", "guide.md"); m.Header.Get(contract.HeaderRepoMeta) != meta.String()+";l=en" {
+		t.Errorf("meta header %q", m.Header.Get(contract.HeaderRepoMeta))
+	}
+	// A new translation is counted, never published; a restart publishes nothing.
+	writeFile(t, root, "ko/guide.md", "# 게이트웨이\n\n게이트웨이를 구성하려면 설정 파일을 여세요.")
+	before := e.lastSeq(t)
+	if res, want := scan(t, e.newWatcher(t, en), false), (ScanResult{Unchanged: 2, OtherLanguage: 6}); res != want {
+		t.Errorf("rescan: %+v, want %+v", res, want)
+	}
+	if e.lastSeq(t) != before {
+		t.Error("the rescan published")
+	}
+	// Every language again: the pages come back.
+	if res, want := scan(t, e.newWatcher(t, all), false), (ScanResult{Published: 8}); res != want {
+		t.Errorf("every language again: %+v, want %+v", res, want)
+	}
+}
+
+// Live, a translation that appears is never published, and an English
+// page edited into another language is tombstoned.
+func TestLiveLanguages(t *testing.T) {
+	e := newEnv(t)
+	root := t.TempDir()
+	writeFile(t, root, "guide.md", "# Guide\n\nTo configure the gateway, open the settings file and set the token when it starts.")
+	w := e.newWatcher(t, Config{Repos: []Repo{{Name: "docs", Root: root, Meta: meta, Languages: []string{"en"}}}, DebounceMS: 50})
+	run(t, w)
+	const timeout = 10 * time.Second
+	// The translation is written first; the English page after it is the
+	// mark that the batch holding both was processed.
+	writeFile(t, root, "zh-CN/guide.md", "# 指南\n\n要配置网关，请打开设置文件并设置令牌。")
+	writeFile(t, root, "next.md", "# Next\n\nWhen the gateway is running, open the dashboard and check the status of the channels.")
+	waitFor(t, timeout, "next.md", func() bool { return e.lastMsg(t, "docs", "next.md") != nil })
+	if m := e.lastMsg(t, "docs", "zh-CN/guide.md"); m != nil {
+		t.Error("the translation was published")
+	}
+	writeFile(t, root, "guide.md", "# 指南\n\n要配置网关，请打开设置文件并设置令牌。网关启动时会读取它。")
+	waitFor(t, timeout, "guide.md tombstone", func() bool { return e.isTombstone(t, "docs", "guide.md") })
+}

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import {
-  resolveConfig, Client, formatDocs, formatKB, formatSave, formatTools, validateSave, cut, cutMarkdown, Reminders, INTRO, REMINDER,
+  resolveConfig, managedConfig, Client, formatDocs, formatKB, formatSave, formatTools, validateSave, cut, cutMarkdown, Reminders, INTRO, REMINDER,
   sanitizeText, sanitizeMessages, conversationAccess,
   normalizeTypes, docEngineNotice, docEngineStats, OfflineQueue, ResultCache, stateDirOf, docEngineResults,
 } from "../lib.js";
@@ -44,6 +44,22 @@ test("config: a doc-engine block is accepted unchanged", () => {
   });
   assert.deepEqual(r.errors, []);
   assert.equal(r.config.repositories.length, 1);
+});
+
+test("config: managed mode indexes English only, as doc-engine does, unless told otherwise", () => {
+  const repos = [{ name: "core", path: "~/docs", priority: 1 }, { name: "zh", path: "~/zh", languages: ["zh-CN"] }];
+  const de = resolveConfig({ repositories: repos });
+  assert.deepEqual(de.errors, []);
+  const pc = managedConfig(de.config);
+  assert.deepEqual(pc.repositories.map((r) => r.languages), [["en"], ["zh-CN"]]);
+  assert.equal(repos[0].languages, undefined, "the plugin config is left as it is");
+  const all = managedConfig(resolveConfig({ repositories: repos, englishOnly: false }).config);
+  assert.deepEqual(all.repositories.map((r) => r.languages), [undefined, ["zh-CN"]]);
+  for (const languages of [[], "en", [""], [1]]) {
+    const { errors } = resolveConfig({ repositories: [{ path: "d", languages }] });
+    assert.ok(errors.some((e) => e.startsWith("repositories[0].languages: must be a non-empty list")), JSON.stringify(languages));
+  }
+  assert.ok(resolveConfig({ englishOnly: "yes" }).errors.some((e) => e.startsWith("englishOnly:")));
 });
 
 test("conversation access is read from the OpenClaw config", () => {

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 // The offline queue and search cache go to a state directory of their own.
@@ -13,6 +13,7 @@ import { INTRO, REMINDER } from "../lib.js";
 // hooks and tools as OpenClaw would call them for one session's runs.
 async function registered(config) {
   const hooks = {};
+  const services = [];
   let factory, command;
   const transforms = [];
   const api = {
@@ -21,7 +22,7 @@ async function registered(config) {
     logger: { warn() {}, info() {} },
     on: (name, fn) => (hooks[name] ??= []).push(fn),
     registerTool: (f) => { factory = f; },
-    registerCommand: (c) => { command = c; }, registerCli() {}, registerService() {},
+    registerCommand: (c) => { command = c; }, registerCli() {}, registerService: (sv) => services.push(sv),
     registerTextTransforms: (t) => transforms.push(t),
   };
   plugin.register(api);
@@ -32,7 +33,7 @@ async function registered(config) {
   };
   // input applies the text transforms as OpenClaw does to each model request.
   const input = (text) => transforms.flatMap((t) => t.input ?? []).reduce((t, r) => t.replace(r.from, r.to), text);
-  return { fire, command, input, transforms, tools: (ctx) => Object.fromEntries(factory(ctx).map((t) => [t.name, t])) };
+  return { fire, command, input, transforms, services, tools: (ctx) => Object.fromEntries(factory(ctx).map((t) => [t.name, t])) };
 }
 
 test("plugin: the reminder rides on a tool result every N model calls; the run's end clears the count", async () => {
@@ -174,4 +175,23 @@ test("docsearch <query>: the shorthand's arguments", async () => {
   assert.deepEqual(shorthandArgs(["x"], 5), { words: ["x"], opts: { topK: "5" } });
   assert.match(shorthandArgs(["x", "-k"], 5).error, /-k needs a value/);
   assert.match(shorthandArgs(["--full"], 5).error, /unknown option --full/);
+});
+
+test("plugin: managed mode starts knowhub up --openclaw with a doc-engine block's repositories in English only", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "kh-managed-"));
+  const seen = join(dir, "seen.json");
+  const bin = join(dir, "knowhub");
+  // A stand-in for knowhub: it keeps the config it was given, then exits.
+  writeFileSync(bin, `#!/bin/sh\n[ "$1 $2" = "up --openclaw" ] && cp "$3" "${seen}"\n`, { mode: 0o755 });
+  const { services } = await registered({
+    apiUrl: "http://127.0.0.1:9", knowhubBin: bin, dataDir: join(dir, "data"),
+    repositories: [{ name: "docs", path: dir, priority: 1, type: "core" }, { name: "zh", path: dir, languages: ["zh-CN"] }],
+  });
+  const managed = services.find((sv) => sv.id === "knowhub-managed");
+  managed.start();
+  const deadline = Date.now() + 5000;
+  while (!existsSync(seen) && Date.now() < deadline) await new Promise((r) => setImmediate(r));
+  await managed.stop();
+  const cfg = JSON.parse(readFileSync(seen, "utf8")).plugins.entries.knowhub.config;
+  assert.deepEqual(cfg.repositories.map((r) => [r.name, r.languages]), [["docs", ["en"]], ["zh", ["zh-CN"]]]);
 });
