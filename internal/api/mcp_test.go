@@ -721,10 +721,11 @@ func TestMCPHoldsNothingPerInitialize(t *testing.T) {
 	if sessions > 0 {
 		t.Errorf("%d initialize requests opened %d sessions", n, sessions)
 	}
-	// A session held goroutines; other tests' background work may start
-	// or end a few meanwhile.
-	natstest.WaitFor(t, 10*time.Second, fmt.Sprintf("the goroutines to return to %d (+%d), from %d", before, n/10, runtime.NumGoroutine()), func() bool {
-		return runtime.NumGoroutine() <= before+n/10
+	// A held session kept at least one goroutine (300 initialize calls
+	// left 325 more), so a leak shows as +n; the node's own consumers and
+	// other tests of the package start and end a few dozen meanwhile.
+	natstest.WaitFor(t, 10*time.Second, fmt.Sprintf("the goroutines to return to %d (+%d), from %d", before, n/2, runtime.NumGoroutine()), func() bool {
+		return runtime.NumGoroutine() <= before+n/2
 	})
 
 	// A session id names nothing: each request is its own token's.
