@@ -149,9 +149,8 @@ func writeCollection(w *writer, c Collection, encode func(string, any) ([]byte, 
 
 // Segment is an opened segment file: checked whole, read in place.
 type Segment struct {
-	Meta   Meta
-	f      *file
-	loaded bool
+	Meta Meta
+	f    *file
 }
 
 // Open maps the segment file at path and checks its layout and every
@@ -191,10 +190,11 @@ func Open(path string) (*Segment, error) {
 	return s, nil
 }
 
-// Close releases the file's map unless a collection was loaded from it,
-// whose text the indexes may still serve.
-func (s *Segment) Close() {
-	if !s.loaded && s.f != nil {
+// Release undoes the file's map, for a segment that nothing was restored
+// from. One that was must stay mapped, and is never released: its
+// indexes serve their terms and text from the map.
+func (s *Segment) Release() {
+	if s.f != nil {
 		unmap(s.f.data)
 		s.f = nil
 	}
@@ -211,7 +211,6 @@ func (s *Segment) Has(name string) bool {
 // bytes back into its Extra.
 func (s *Segment) Collection(name string, decode func(collection string, b []byte) (any, error)) (*search.Snapshot, error) {
 	f, p := s.f, name+"/"
-	s.loaded = true
 	var info collectionInfo
 	b, err := f.section(p + "info")
 	if err != nil {
