@@ -59,9 +59,13 @@ type Result struct {
 	// settled: the all-in-one node (embedded NATS, every stage, the loaded
 	// index) and the bench's small client.
 	NodeRSS, NodePeakRSS int64
-	ReplicaReady         time.Duration
-	ReplicaRSS           int64 // bytes, after the queries
-	ReplicaPeakRSS       int64
+	// ReplicaReady is a replica process's start to ready replaying
+	// KH_INDEX; ReplicaRestart its restart from the segment it wrote,
+	// of SegmentBytes.
+	ReplicaReady, ReplicaRestart time.Duration
+	SegmentBytes                 int64
+	ReplicaRSS                   int64 // bytes, after the queries
+	ReplicaPeakRSS               int64
 	// Queries go over TCP to the all-in-one node as `knowhub up` runs it,
 	// from a client in the bench's process (Up) and from a client in a
 	// process of its own (UpFromProcess), as an agent's would be; then to a
@@ -198,8 +202,30 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	defer stopPipe()
 	go func() { _ = pipe.Run(pipeCtx) }()
 
-	// 3. A query replica process restarted on the full index.
-	replica, ready, err := startReplica(ctx, cfg.Exe, srv.ClientURL(), client, cfg.ReplicaArgs)
+	// 3. A query replica process started on the full index replays
+	// KH_INDEX, writes its segment and stops; started again, it opens
+	// its segment.
+	replicaCfg := filepath.Join(work, "replica.json")
+	segDir := filepath.Join(work, "segments")
+	if err := os.WriteFile(replicaCfg, fmt.Appendf(nil, `{"query": {"segmentDir": %q}}`, segDir), 0o644); err != nil {
+		return nil, err
+	}
+	replicaArgs := append([]string{"--config", replicaCfg}, cfg.ReplicaArgs...)
+	replica, ready, err := startReplica(ctx, cfg.Exe, srv.ClientURL(), client, replicaArgs)
+	if err != nil {
+		return nil, err
+	}
+	res.ReplicaReady = ready
+	fmt.Fprintf(cfg.Out, "query replica ready in %s, replaying KH_INDEX (process start included)\n", ready.Round(time.Millisecond))
+	// A clean stop leaves the segment of everything the replica applied.
+	_ = replica.Process.Signal(os.Interrupt)
+	if err := replica.Wait(); err != nil {
+		return nil, fmt.Errorf("query replica stopped: %w", err)
+	}
+	if fi, err := os.Stat(filepath.Join(segDir, "index.seg")); err == nil {
+		res.SegmentBytes = fi.Size()
+	}
+	replica, ready, err = startReplica(ctx, cfg.Exe, srv.ClientURL(), client, replicaArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -207,8 +233,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		_ = replica.Process.Signal(os.Interrupt)
 		_ = replica.Wait()
 	}()
-	res.ReplicaReady = ready
-	fmt.Fprintf(cfg.Out, "query replica ready in %s (process start included)\n", ready.Round(time.Millisecond))
+	res.ReplicaRestart = ready
+	fmt.Fprintf(cfg.Out, "query replica restarted in %s from its segment (%.0f MB; process start included)\n",
+		ready.Round(time.Millisecond), float64(res.SegmentBytes)/1e6)
 
 	// 4. Query latency over TCP, request-reply, to the replica process.
 	lat, err = measureQueries(client, queries, cfg.Queries)
