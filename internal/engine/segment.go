@@ -48,6 +48,15 @@ func (e *Engine) Restore(snaps map[string]*search.Snapshot, revision uint64) err
 	return nil
 }
 
+// Keys returns the KH_INDEX key of every source the engine holds.
+func (e *Engine) Keys() []string {
+	var keys []string
+	for _, c := range Collections {
+		e.index(c).EachSource(func(s *search.Source, _ int) { keys = append(keys, s.Key) })
+	}
+	return keys
+}
+
 // EncodeExtra encodes the Extra an engine keeps on a source of collection
 // c (a tool's descriptor, a knowledge entry), for a segment file.
 func EncodeExtra(c string, extra any) ([]byte, error) {

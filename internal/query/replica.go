@@ -180,7 +180,7 @@ func (s *Replica) Run(ctx context.Context) error {
 		if s.seg.bucket, s.seg.last, err = s.bucketID(ctx); err != nil {
 			s.log.Warn("no index segment this run: the bucket's stream is unreadable", "err", err)
 			s.seg.dir = ""
-		} else if rev, ok := s.openSegment(); ok {
+		} else if rev, ok := s.openSegment(ctx, kv); ok {
 			opts = append(opts, jetstream.ResumeFromRevision(rev+1))
 		}
 	}

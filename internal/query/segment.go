@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/engine"
 	"github.com/knowhub/knowhub/internal/search"
@@ -66,7 +68,7 @@ func builds() map[string]string {
 // KH_INDEX revision it reflects. It reports false, saying why, when there
 // is none or it cannot be used (damaged, of another layout, analyzer or
 // bucket): the replica then replays the bucket, and writes a new one.
-func (s *Replica) openSegment() (uint64, bool) {
+func (s *Replica) openSegment(ctx context.Context, kv jetstream.KeyValue) (uint64, bool) {
 	path := filepath.Join(s.seg.dir, SegmentFile)
 	start := time.Now()
 	seg, err := segment.Open(path)
@@ -86,6 +88,18 @@ func (s *Replica) openSegment() (uint64, bool) {
 		seg.Release()
 		s.log.Warn("index segment not used: rebuilding it from the bucket", "path", path, "err", err)
 		return 0, false
+	}
+	gone, err := s.dropGone(ctx, kv)
+	if err != nil {
+		// The engine holds the segment's documents: start it afresh.
+		if err := s.engine.Restore(nil, 0); err != nil {
+			s.log.Error("empty the index", "err", err)
+		}
+		s.log.Warn("index segment not used: rebuilding it from the bucket", "path", path, "err", err)
+		return 0, false
+	}
+	if gone > 0 {
+		s.log.Warn("index segment held documents the bucket lost without a deletion (a purge); removed", "documents", gone)
 	}
 	s.seg.loaded, s.seg.written = true, rev
 	if seg.Meta.StaleDocs != "" {
@@ -126,6 +140,34 @@ func (s *Replica) restore(seg *segment.Segment) (uint64, error) {
 		return 0, err
 	}
 	return m.Revision, nil
+}
+
+// dropGone removes from the engine every document whose key the bucket
+// no longer holds, and returns how many. A deletion leaves a marker that
+// the watch from the segment's revision applies, but a purge of the
+// bucket's stream (a store rebuilt, markers purged) leaves none. A key
+// that comes back after the listing has a revision beyond the segment's,
+// which the watch applies.
+func (s *Replica) dropGone(ctx context.Context, kv jetstream.KeyValue) (int, error) {
+	lister, err := kv.ListKeys(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("list %s: %w", contract.BucketIndex, err)
+	}
+	live := make(map[string]bool)
+	for k := range lister.Keys() {
+		live[k] = true
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err // the listing may be incomplete
+	}
+	gone := 0
+	for _, k := range s.engine.Keys() {
+		if !live[k] {
+			s.engine.Apply(k, nil, 0)
+			gone++
+		}
+	}
+	return gone, nil
 }
 
 // saveSegment writes the engine's segment when it changed since the last

@@ -252,3 +252,40 @@ func respell(t *testing.T, path string, fn func(*segment.Meta)) {
 		t.Fatal(err)
 	}
 }
+
+// A bucket purged while the replica was down (as the integrity check
+// does to rebuild a damaged store) leaves no deletion markers: the
+// restarted replica still drops the documents the bucket lost, keeps
+// those written again, and answers as a replica that replayed it.
+func TestRestartAfterAPurgeDropsWhatTheBucketLost(t *testing.T) {
+	srv := natstest.Start(t, "")
+	ctx := context.Background()
+	kv, err := srv.JS.KeyValue(ctx, contract.BucketIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	an := analysis.New()
+	putPage(t, kv, an, 1, "gateway.md", "# Gateway\n\nThe gateway restarts cleanly.\n")
+	putPage(t, kv, an, 2, "gone.md", "# Gone\n\nRemoved page words live here.\n")
+	dir := t.TempDir()
+	first, stop := replica(t, srv.JS, dir, &natstest.LogBuffer{})
+	segmentAt(t, dir, first.Engine().Revision())
+	stop()
+	str, err := srv.JS.Stream(ctx, "KV_"+contract.BucketIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := str.Purge(ctx); err != nil {
+		t.Fatal(err)
+	}
+	putPage(t, kv, an, 3, "gateway.md", "# Gateway\n\nThe gateway restarts cleanly.\n")
+	var logs natstest.LogBuffer
+	restarted, _ := replica(t, srv.JS, dir, &logs)
+	if !restarted.seg.loaded || !strings.Contains(logs.String(), "documents=1") {
+		t.Errorf("loaded %v; logs:\n%s", restarted.seg.loaded, logs.String())
+	}
+	fresh, _ := replica(t, srv.JS, "", &natstest.LogBuffer{})
+	if got, want := answers(t, restarted, queries...), answers(t, fresh, queries...); got != want {
+		t.Errorf("restarted from the segment:\n%s\nreplayed:\n%s", got, want)
+	}
+}
