@@ -101,6 +101,7 @@ func (s *Replica) openSegment(ctx context.Context, kv jetstream.KeyValue) (uint6
 	if gone > 0 {
 		s.log.Warn("index segment held documents the bucket lost without a deletion (a purge); removed", "documents", gone)
 	}
+	seg.Settle()
 	s.seg.loaded, s.seg.written = true, rev
 	if seg.Meta.StaleDocs != "" {
 		v := seg.Meta.StaleDocs

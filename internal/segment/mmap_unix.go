@@ -31,6 +31,24 @@ func unmap(b []byte) {
 	}
 }
 
+// dontNeed drops from the process the whole pages of the map data that
+// section b covers, keeping a page it shares with its neighbours. Read
+// again, a page comes back from the file.
+func dontNeed(data, b []byte) {
+	if len(b) == 0 || len(data) == 0 {
+		return
+	}
+	page := uintptr(os.Getpagesize())
+	base := uintptr(unsafe.Pointer(&data[0]))
+	start := uintptr(unsafe.Pointer(&b[0])) - base
+	end := start + uintptr(len(b))
+	start = (start + page - 1) / page * page
+	end = end / page * page
+	if end > start {
+		_ = unix.Madvise(data[start:end], unix.MADV_DONTNEED)
+	}
+}
+
 func unsafeString(b []byte) string {
 	if len(b) == 0 {
 		return ""

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/knowhub/knowhub/internal/search"
@@ -198,6 +199,36 @@ func (s *Segment) Release() {
 		unmap(s.f.data)
 		s.f = nil
 	}
+}
+
+// Settle tells the kernel that the sections whose content the indexes
+// copied (postings, statistics, offsets, vectors, records) will not be
+// read again, once every collection was restored: their pages leave the
+// process's resident memory, and only what the indexes read in place
+// (terms and the entries' and sources' strings) stays mapped.
+func (s *Segment) Settle() {
+	if s.f == nil {
+		return
+	}
+	for name, b := range s.f.sections {
+		if !readInPlace(name) {
+			dontNeed(s.f.data, b)
+		}
+	}
+}
+
+// readInPlace reports whether the indexes keep reading a section once
+// restored: a string column's bytes, save those decoded or copied.
+func readInPlace(name string) bool {
+	if !strings.HasSuffix(name, ".bytes") {
+		return false
+	}
+	for _, copied := range []string{"/entries.vec.bytes", "/entries.embedding.bytes", "/sources.extra.bytes"} {
+		if strings.HasSuffix(name, copied) {
+			return false
+		}
+	}
+	return true
 }
 
 // Has reports whether the segment holds collection name.
