@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -71,6 +72,7 @@ func builds() map[string]string {
 func (s *Replica) openSegment(ctx context.Context, kv jetstream.KeyValue) (uint64, bool) {
 	path := filepath.Join(s.seg.dir, SegmentFile)
 	start := time.Now()
+	s.removeStale(path)
 	seg, err := segment.Open(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -109,6 +111,24 @@ func (s *Replica) openSegment(ctx context.Context, kv jetstream.KeyValue) (uint6
 	}
 	s.log.Info("index segment loaded", "path", path, "revision", rev, "took", time.Since(start).Round(time.Millisecond))
 	return rev, true
+}
+
+// staleAfter is how old a temporary segment file must be to be left
+// over by a write that never finished (a crash) rather than one going on
+// in another replica sharing the directory.
+const staleAfter = 10 * time.Minute
+
+// removeStale removes the temporary files that writes of path left
+// behind.
+func (s *Replica) removeStale(path string) {
+	tmps, _ := filepath.Glob(path + ".tmp-*")
+	for _, tmp := range tmps {
+		if fi, err := os.Stat(tmp); err == nil && time.Since(fi.ModTime()) > staleAfter {
+			if err := os.Remove(tmp); err == nil {
+				s.log.Info("removed an unfinished segment file", "path", tmp)
+			}
+		}
+	}
 }
 
 // restore checks a segment against the bucket and this build, and loads

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -287,5 +289,30 @@ func TestRestartAfterAPurgeDropsWhatTheBucketLost(t *testing.T) {
 	fresh, _ := replica(t, srv.JS, "", &natstest.LogBuffer{})
 	if got, want := answers(t, restarted, queries...), answers(t, fresh, queries...); got != want {
 		t.Errorf("restarted from the segment:\n%s\nreplayed:\n%s", got, want)
+	}
+}
+
+// A write that never finished (a crash) leaves a temporary file, which
+// the next start removes once it is old enough not to be another
+// replica's write in progress.
+func TestStartRemovesUnfinishedSegmentFiles(t *testing.T) {
+	srv := natstest.Start(t, "")
+	dir := t.TempDir()
+	old, recent := filepath.Join(dir, SegmentFile+".tmp-1"), filepath.Join(dir, SegmentFile+".tmp-2")
+	for _, p := range []string{old, recent} {
+		if err := os.WriteFile(p, []byte("half a segment"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(old, long, long); err != nil {
+		t.Fatal(err)
+	}
+	replica(t, srv.JS, dir, &natstest.LogBuffer{})
+	if _, err := os.Stat(old); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("an hour-old temporary file: %v", err)
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Errorf("a temporary file just written: %v", err)
 	}
 }
