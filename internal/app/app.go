@@ -255,7 +255,7 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		n.add("rescan", n.serveRescan)
 	}
 	if stages.Query {
-		q, err := query.New(cfg.Query, query.Deps{JS: js, Logger: log, Analyzer: an})
+		q, err := query.New(cfg.Query, query.Deps{JS: js, Logger: log, Analyzer: an, SegmentDir: cfg.Query.SegmentDir})
 		if err != nil {
 			return nil, err
 		}

@@ -75,6 +75,11 @@ func Up(ctx context.Context, cfg *config.Config, log *slog.Logger, out io.Writer
 	if p, err := ReadProgress(ctx, js); err == nil {
 		restart = p.FilesLastSeq > 0
 	}
+	if cfg.Query.SegmentDir == "" {
+		// The replica's segment: derived data, rebuilt from the streams
+		// when missing or damaged.
+		cfg.Query.SegmentDir = filepath.Join(cfg.DataDir, "segments")
+	}
 	node, err := NewNode(ctx, cfg, nc, js, All, log)
 	if err != nil {
 		return err

@@ -52,11 +52,11 @@ func TestRunSmallCorpus(t *testing.T) {
 	if res.EchoP50 <= 0 || res.EchoAfterWorkP50 <= 0 {
 		t.Errorf("echo not measured: %v, %v", res.EchoP50, res.EchoAfterWorkP50)
 	}
-	if res.ColdIndex <= 0 || res.ReplicaReady <= 0 || res.ReplicaRSS <= 0 || res.EditP50 < res.Debounce ||
+	if res.ColdIndex <= 0 || res.ReplicaReady <= 0 || res.ReplicaRestart <= 0 || res.SegmentBytes <= 0 || res.ReplicaRSS <= 0 || res.EditP50 < res.Debounce ||
 		res.NodeRSS <= 0 || res.NodePeakRSS < res.NodeRSS {
 		t.Errorf("figures missing: %+v", res)
 	}
-	for _, want := range []string{"cold index: 40 files", "memory of the all-in-one node", "query latency to knowhub up", "knowhub up from a client in a process of its own", "query latency to the query replica process", "edit to searchable"} {
+	for _, want := range []string{"cold index: 40 files", "memory of the all-in-one node", "query latency to knowhub up", "knowhub up from a client in a process of its own", "query latency to the query replica process", "restarted in", "edit to searchable"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

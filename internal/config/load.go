@@ -75,6 +75,7 @@ func (c *Config) resolvePaths(base string) error {
 	}
 	fields := []pathField{
 		{"dataDir", &c.DataDir},
+		{"query.segmentDir", &c.Query.SegmentDir},
 		{"nats.credsFile", &c.NATS.CredsFile},
 		{"nats.nkeyFile", &c.NATS.NKeyFile},
 		{"nats.tlsCA", &c.NATS.TLSCA},

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"unicode"
 
@@ -230,11 +231,19 @@ func (e *Engine) candidates(t *semantic.Table, ix *search.Index) *semCands {
 	row := map[*search.Entry]int{}
 	if ix == e.tools {
 		ix.EachEntry(func(en *search.Entry) bool {
-			row[en] = len(vecs)
-			vecs = append(vecs, en.Vec)
 			ents = append(ents, en)
 			return true
 		})
+		// In key order, not the index's map order: the space sums the
+		// vectors in float32, and one catalog must score alike however
+		// it was loaded (put by put, or from a segment).
+		slices.SortFunc(ents, func(a, b *search.Entry) int {
+			return cmp.Or(strings.Compare(a.Source.Key, b.Source.Key), cmp.Compare(a.Ord, b.Ord))
+		})
+		for _, en := range ents {
+			row[en] = len(vecs)
+			vecs = append(vecs, en.Vec)
+		}
 	}
 	c = &semCands{gen: gen, m: t.Matrix(ids), space: semantic.NewSpace(t.Dim(), vecs, e.scoring.ToolsSemantic.Common),
 		row: row, ents: ents, near: map[nearKey][]semantic.Neighbour{}}

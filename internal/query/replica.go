@@ -42,6 +42,10 @@ type Config struct {
 	// Queue is how many NATS requests may wait for a free worker before
 	// new ones get a 503 overload error; 0 means api.DefaultQueue (1024).
 	Queue int `json:"queue"`
+	// SegmentDir is where the replica keeps its segment file (see
+	// Deps.SegmentDir). knowhub up keeps it in <dataDir>/segments when
+	// this is empty; a replica process keeps none unless it is set.
+	SegmentDir string `json:"segmentDir,omitempty"`
 }
 
 // Limits are the engine limits of c.
@@ -77,7 +81,19 @@ type Deps struct {
 	// knowhub up, the words the indexer stemmed are then cache hits when
 	// snippets and phrases are analysed.
 	Analyzer *analysis.Analyzer
+	// SegmentDir, when set, is where the replica keeps a segment file of
+	// its indexes (see package segment): it starts from it and follows
+	// KH_INDEX from the revision it reflects, instead of replaying the
+	// bucket. Empty keeps none.
+	SegmentDir string
+	// SegmentQuiet is how long updates must pause before the replica
+	// writes its segment again (default DefaultSegmentQuiet).
+	SegmentQuiet time.Duration
 }
+
+// DefaultSegmentQuiet is how long updates pause before a replica writes
+// its segment again.
+const DefaultSegmentQuiet = 5 * time.Second
 
 // Replica follows KH_INDEX into an engine. It is safe for concurrent use.
 type Replica struct {
@@ -85,6 +101,7 @@ type Replica struct {
 	js        jetstream.JetStream
 	log       *slog.Logger
 	engine    *engine.Engine
+	seg       segState
 
 	readyOnce sync.Once
 	ready     chan struct{}
@@ -110,12 +127,16 @@ func New(cfg Config, deps Deps) (*Replica, error) {
 	if deps.Analyzer == nil {
 		deps.Analyzer = analysis.New()
 	}
+	if deps.SegmentQuiet <= 0 {
+		deps.SegmentQuiet = DefaultSegmentQuiet
+	}
 	e := engine.NewWithAnalyzer(cfg.Limits(), engine.DefaultScoring(), deps.Analyzer)
 	e.SetSemantic(cfg.Semantic)
 	return &Replica{
 		js:     deps.JS,
 		log:    deps.Logger.With("component", Stage),
 		engine: e,
+		seg:    segState{dir: deps.SegmentDir, quiet: deps.SegmentQuiet},
 		ready:  make(chan struct{}),
 	}, nil
 }
@@ -165,12 +186,30 @@ func (s *Replica) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("open bucket %s: %w", contract.BucketIndex, err)
 	}
-	w, err := kv.WatchAll(ctx)
+	start := time.Now()
+	var opts []jetstream.WatchOpt
+	if s.seg.dir != "" {
+		if s.seg.bucket, s.seg.last, err = s.bucketID(ctx); err != nil {
+			s.log.Warn("no index segment this run: the bucket's stream is unreadable", "err", err)
+			s.seg.dir = ""
+		} else if rev, ok := s.openSegment(ctx, kv); ok {
+			opts = append(opts, jetstream.ResumeFromRevision(rev+1))
+		}
+	}
+	w, err := kv.WatchAll(ctx, opts...)
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", contract.BucketIndex, err)
 	}
 	defer w.Stop()
-	return s.follow(ctx, w.Updates(), time.Now())
+	err = s.follow(ctx, w.Updates(), start)
+	if s.IsReady() {
+		// A clean stop writes what changed since the last segment, so
+		// that the next start has nothing to replay.
+		s.seg.wait()
+		s.saveSegment(nil)
+	}
+	s.seg.wait()
+	return err
 }
 
 // follow applies KV updates in order. Values are decoded by a small pool
@@ -230,7 +269,22 @@ func (s *Replica) follow(ctx context.Context, updates <-chan jetstream.KeyValueE
 		}
 	}()
 	warned := false
-	for out := range order {
+	quiet := time.NewTimer(time.Hour)
+	quiet.Stop()
+	defer quiet.Stop()
+	for {
+		var out chan result
+		select {
+		case o, ok := <-order:
+			if !ok {
+				wg.Wait()
+				return <-feedErr
+			}
+			out = o
+		case <-quiet.C:
+			s.saveSegment(quiet)
+			continue
+		}
 		r := <-out
 		if r.key == "" {
 			s.readyOnce.Do(func() {
@@ -254,8 +308,10 @@ func (s *Replica) follow(ctx context.Context, updates <-chan jetstream.KeyValueE
 				}
 				s.log.Info("query replica ready", "docs_files", st.Collections[contract.CollectionDocs].Sources,
 					"docs_sections", st.Collections[contract.CollectionDocs].Chunks, "tools", st.Collections[contract.CollectionTools].Sources,
-					"knowledge", st.Collections[contract.CollectionKB].Sources, "took", time.Since(start).Round(time.Millisecond))
+					"knowledge", st.Collections[contract.CollectionKB].Sources, "from_segment", s.seg.loaded,
+					"took", time.Since(start).Round(time.Millisecond))
 			})
+			s.saveSegment(quiet)
 			continue
 		}
 		if r.err != nil {
@@ -273,7 +329,8 @@ func (s *Replica) follow(ctx context.Context, updates <-chan jetstream.KeyValueE
 			}
 		}
 		s.engine.Apply(r.key, r.doc, r.rev)
+		if s.IsReady() && s.seg.dir != "" {
+			quiet.Reset(s.seg.quiet)
+		}
 	}
-	wg.Wait()
-	return <-feedErr
 }

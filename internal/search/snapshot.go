@@ -1,0 +1,287 @@
+package search
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// Snapshot is an index's content as flat arrays, indexed by ordinal and
+// term id: what a segment file stores, and what Restore builds an index
+// from without analysing or putting a single document. Removed entries
+// are left out (live entries are numbered densely, in order); term ids
+// are kept as they are, removed ones included, so that an index restored
+// from a snapshot numbers its terms as the index it was taken of did.
+type Snapshot struct {
+	// Fields are the names of Params.Fields in order, and OutlineField
+	// Params.OutlineField: a snapshot only fits an index of the same.
+	Fields       []string
+	OutlineField string
+	Applied      uint64
+	MaxBoost     float64
+
+	// TermBytes holds every term's bytes; term id i is
+	// TermBytes[TermEnds[i-1]:TermEnds[i]] (from 0 for id 0). Free lists
+	// the removed ids, in the order they are reused.
+	TermBytes []byte
+	TermEnds  []uint32
+	Free      []uint32
+
+	// The postings of term id i are PostDocs[ListEnds[i-1]:ListEnds[i]],
+	// ascending by ordinal, with their MaxFields frequencies each in
+	// PostTFs.
+	ListEnds []uint64
+	PostDocs []uint32
+	PostTFs  []uint8
+
+	// Per live entry, by ordinal: MaxFields field lengths, the boost, and
+	// its posting list ids EntryTerms[TermRefEnds[o-1]:TermRefEnds[o]].
+	Lens        []uint16
+	Boosts      []float64
+	TermRefEnds []uint64
+	EntryTerms  []uint32
+
+	// Entries are the live entries by ordinal; the entries of one source
+	// are consecutive and share their *Source. Their term lists and
+	// ordinals are in the arrays above, not in the entries.
+	Entries []*Entry
+}
+
+// Snapshot returns the index's content under the read lock. The entries
+// are shared with the index (they never change once put); the arrays are
+// copies.
+func (ix *Index) Snapshot() *Snapshot {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	s := &Snapshot{OutlineField: ix.params.OutlineField, Applied: ix.applied, MaxBoost: ix.maxBoost}
+	for _, f := range ix.params.Fields {
+		s.Fields = append(s.Fields, f.Name)
+	}
+	n := ix.terms.Cap()
+	s.TermEnds = make([]uint32, n)
+	for id := range uint32(n) {
+		if ix.terms.alive(id) {
+			s.TermBytes = append(s.TermBytes, ix.terms.term(id)...)
+		}
+		s.TermEnds[id] = uint32(len(s.TermBytes))
+	}
+	s.Free = slices.Clone(ix.terms.free)
+	// Live entries are renumbered densely.
+	remap := make([]uint32, len(ix.entries))
+	s.Entries = make([]*Entry, 0, ix.alive)
+	for o, e := range ix.entries {
+		if !ix.stats[o].alive() {
+			continue
+		}
+		remap[o] = uint32(len(s.Entries))
+		s.Entries = append(s.Entries, e)
+		s.Lens = append(s.Lens, ix.stats[o].lens[:]...)
+		s.Boosts = append(s.Boosts, ix.stats[o].boost)
+		s.EntryTerms = append(s.EntryTerms, e.terms...)
+		s.TermRefEnds = append(s.TermRefEnds, uint64(len(s.EntryTerms)))
+	}
+	total := 0
+	for i := range ix.lists {
+		total += ix.lists[i].df
+	}
+	s.ListEnds = make([]uint64, n)
+	s.PostDocs = make([]uint32, 0, total)
+	s.PostTFs = make([]uint8, 0, total*MaxFields)
+	for id := range n {
+		if id < len(ix.lists) {
+			for _, p := range ix.lists[id].postings {
+				if ix.stats[p.doc].alive() {
+					s.PostDocs = append(s.PostDocs, remap[p.doc])
+					s.PostTFs = append(s.PostTFs, p.tf[:]...)
+				}
+			}
+		}
+		s.ListEnds[id] = uint64(len(s.PostDocs))
+	}
+	return s
+}
+
+// Restore replaces the index's content with a snapshot's, under the
+// write lock. The index keeps s.TermBytes as the block of its terms and
+// never writes to it, so it may be read-only memory (a mapped file);
+// the arrays are copied. The index takes s.Entries as its own: they must
+// not belong to another index. A nil snapshot empties the index. A
+// snapshot that does not fit the index's parameters, or whose arrays
+// disagree, is an error (see Check) and leaves the index as it was.
+func (ix *Index) Restore(s *Snapshot) error {
+	if s == nil {
+		s = &Snapshot{OutlineField: ix.params.OutlineField}
+		for _, f := range ix.params.Fields {
+			s.Fields = append(s.Fields, f.Name)
+		}
+	}
+	if err := ix.Check(s); err != nil {
+		return err
+	}
+	n := len(s.TermEnds)
+	terms := newTermDict()
+	terms.refs = make([]termRef, n)
+	if len(s.TermBytes) > 0 {
+		terms.blocks = [][]byte{s.TermBytes[:len(s.TermBytes):len(s.TermBytes)]}
+	}
+	for want := 1 << minSlotsBits; ; want *= 2 {
+		if (n-len(s.Free))*10 <= want*7 {
+			terms.slots = make([]uint64, want)
+			terms.shift = uint(32 - bitsLen(want))
+			break
+		}
+	}
+	dead := make([]bool, n)
+	for _, id := range s.Free {
+		dead[id] = true
+	}
+	terms.free = slices.Clone(s.Free)
+	vocab := make(map[vocabKey][]uint32)
+	start := uint32(0)
+	for id := range n {
+		end := s.TermEnds[id]
+		if dead[id] {
+			terms.refs[id] = termRef{blk: freeRef}
+			start = end
+			continue
+		}
+		terms.refs[id] = termRef{blk: 0, off: start, n: end - start}
+		terms.live++
+		terms.arenaLive += int(end - start)
+		term := terms.term(uint32(id))
+		i, _ := terms.slotOf(term, terms.tag(term))
+		terms.slots[i] = uint64(terms.tag(term))<<32 | uint64(id+1)
+		if term != "" {
+			k := vocabKey{first: term[0], n: len(term)}
+			vocab[k] = append(vocab[k], uint32(id))
+		}
+		start = end
+	}
+	terms.arenaTotal = len(s.TermBytes)
+
+	// Postings: one allocation carved into lists of exact capacity, so an
+	// append to one never writes into the next.
+	all := make([]posting, len(s.PostDocs))
+	for i, d := range s.PostDocs {
+		all[i].doc = d
+		copy(all[i].tf[:], s.PostTFs[i*MaxFields:(i+1)*MaxFields])
+	}
+	lists := make([]postingList, n)
+	from := uint64(0)
+	for id := range n {
+		to := s.ListEnds[id]
+		if to > from {
+			lists[id].postings = all[from:to:to]
+			lists[id].df = int(to - from)
+		}
+		from = to
+	}
+
+	entries := make([]*Entry, len(s.Entries))
+	stats := make([]docStat, len(s.Entries))
+	sources := make(map[string][]*Entry)
+	repoEntries := make(map[string]int)
+	var sumLen [MaxFields]uint64
+	from = 0
+	for o, e := range s.Entries {
+		e.ord = uint32(o)
+		to := s.TermRefEnds[o]
+		e.terms = slices.Clip(slices.Clone(s.EntryTerms[from:to]))
+		from = to
+		st := &stats[o]
+		copy(st.lens[:], s.Lens[o*MaxFields:(o+1)*MaxFields])
+		st.boost = s.Boosts[o]
+		for f := range st.lens {
+			sumLen[f] += uint64(st.lens[f])
+		}
+		entries[o] = e
+		sources[e.Source.Key] = append(sources[e.Source.Key], e)
+		repoEntries[e.Source.Repo]++
+	}
+	for k, list := range sources {
+		sources[k] = slices.Clip(list)
+	}
+
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.gen++
+	ix.entries, ix.stats, ix.maxBoost = entries, stats, s.MaxBoost
+	ix.sources, ix.terms, ix.lists, ix.vocab = sources, terms, lists, vocab
+	ix.alive, ix.dead, ix.repoEntries, ix.sumLen = len(entries), 0, repoEntries, sumLen
+	ix.applied = s.Applied
+	ix.impactsReset()
+	return nil
+}
+
+// impactsReset drops the caches that depend on the statistics; the caller
+// holds the write lock.
+func (ix *Index) impactsReset() {
+	ix.norms.Store(nil)
+	ix.idfs.Store(nil)
+}
+
+// Check reports why s cannot be restored into ix, or nil.
+func (ix *Index) Check(s *Snapshot) error {
+	if s == nil {
+		return errors.New("no snapshot")
+	}
+	want := make([]string, 0, len(ix.params.Fields))
+	for _, f := range ix.params.Fields {
+		want = append(want, f.Name)
+	}
+	if !slices.Equal(s.Fields, want) || s.OutlineField != ix.params.OutlineField {
+		return fmt.Errorf("snapshot fields %v (outline %q) do not match the index's %v (outline %q)", s.Fields, s.OutlineField, want, ix.params.OutlineField)
+	}
+	n, entries := len(s.TermEnds), len(s.Entries)
+	switch {
+	case len(s.ListEnds) != n:
+		return fmt.Errorf("snapshot has %d posting lists for %d terms", len(s.ListEnds), n)
+	case len(s.PostTFs) != len(s.PostDocs)*MaxFields:
+		return fmt.Errorf("snapshot has %d frequencies for %d postings", len(s.PostTFs), len(s.PostDocs))
+	case len(s.Lens) != entries*MaxFields || len(s.Boosts) != entries || len(s.TermRefEnds) != entries:
+		return fmt.Errorf("snapshot's entry arrays disagree with its %d entries", entries)
+	case n > 0 && s.ListEnds[n-1] != uint64(len(s.PostDocs)):
+		return errors.New("snapshot's posting lists do not end with its postings")
+	case n > 0 && int(s.TermEnds[n-1]) != len(s.TermBytes):
+		return errors.New("snapshot's terms do not end with its term bytes")
+	case entries > 0 && s.TermRefEnds[entries-1] != uint64(len(s.EntryTerms)):
+		return errors.New("snapshot's entry terms do not end with its term references")
+	}
+	if !slices.IsSorted(s.TermEnds) || !slices.IsSorted(s.ListEnds) || !slices.IsSorted(s.TermRefEnds) {
+		return errors.New("snapshot's offsets are not ascending")
+	}
+	for _, id := range s.Free {
+		if int(id) >= n {
+			return fmt.Errorf("snapshot frees term %d of %d", id, n)
+		}
+	}
+	for _, d := range s.PostDocs {
+		if int(d) >= entries {
+			return fmt.Errorf("snapshot posting names entry %d of %d", d, entries)
+		}
+	}
+	for _, id := range s.EntryTerms {
+		if int(id) >= n {
+			return fmt.Errorf("snapshot entry names term %d of %d", id, n)
+		}
+	}
+	for o, e := range s.Entries {
+		if e == nil || e.Source == nil {
+			return fmt.Errorf("snapshot entry %d has no source", o)
+		}
+		if b := s.Boosts[o]; !(b > 0) {
+			return fmt.Errorf("snapshot entry %d has boost %v", o, b)
+		}
+	}
+	return nil
+}
+
+// bitsLen is log2 of a power of two.
+func bitsLen(n int) int {
+	b := 0
+	for n > 1 {
+		n >>= 1
+		b++
+	}
+	return b
+}
