@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -81,11 +82,12 @@ type Worker struct {
 	files    *broker.FilesBound
 	chunksMu sync.Mutex
 	chunks   jetstream.Stream
-	// known holds the KH_CHUNKS subjects found to hold a chunk set (a
-	// file's subject is about 40 bytes): a file not among them is
-	// published without a lookup first.
-	knownMu sync.Mutex
-	known   map[string]struct{}
+	// known holds hashes of the KH_CHUNKS subjects found to hold a chunk
+	// set, 8 bytes a file: a file not among them is published without a
+	// lookup first. A collision only sends a new file to the lookup.
+	knownMu   sync.Mutex
+	known     map[uint64]struct{}
+	knownSeed maphash.Seed
 }
 
 // New returns a chunker consuming KH_FILES on deps.NC; Run drives it.
@@ -103,7 +105,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{cfg: cfg, bus: b, js: b.JetStream(), files: broker.NewFilesBound(b.JetStream()), known: map[string]struct{}{}, red: deps.Redactor, log: deps.Logger.With("component", Stage)}
+	w := &Worker{cfg: cfg, bus: b, js: b.JetStream(), files: broker.NewFilesBound(b.JetStream()), known: map[uint64]struct{}{}, knownSeed: maphash.MakeSeed(), red: deps.Redactor, log: deps.Logger.With("component", Stage)}
 	err = b.Handle(bus.Consumer{
 		Stage:   Stage,
 		Stream:  contract.StreamFiles,
@@ -298,7 +300,7 @@ func (w *Worker) publishNewest(ctx context.Context, msg *nats.Msg, seq uint64) (
 func (w *Worker) seen(subject string) bool {
 	w.knownMu.Lock()
 	defer w.knownMu.Unlock()
-	_, ok := w.known[subject]
+	_, ok := w.known[maphash.String(w.knownSeed, subject)]
 	return ok
 }
 
@@ -306,7 +308,7 @@ func (w *Worker) seen(subject string) bool {
 func (w *Worker) see(subject string) {
 	w.knownMu.Lock()
 	defer w.knownMu.Unlock()
-	w.known[subject] = struct{}{}
+	w.known[maphash.String(w.knownSeed, subject)] = struct{}{}
 }
 
 // chunkStream returns KH_CHUNKS's handle.
