@@ -76,18 +76,18 @@ func (p Progress) CaughtUp(applied uint64) bool {
 	return p.ChunkerPending == 0 && p.IndexerPending == 0 && p.ToolsPending == 0 && p.KBPending == 0 && applied >= p.IndexLastRev
 }
 
+// streamLast reads a stream's state. Looking a stream up reads its info:
+// that one request is the state, with no second Info request.
 func streamLast(ctx context.Context, js jetstream.JetStream, name string) (jetstream.StreamState, error) {
 	s, err := js.Stream(ctx, name)
 	if err != nil {
 		return jetstream.StreamState{}, fmt.Errorf("stream %s: %w", name, err)
 	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return jetstream.StreamState{}, fmt.Errorf("stream %s info: %w", name, err)
-	}
-	return info.State, nil
+	return s.CachedInfo().State, nil
 }
 
+// pending reads a consumer's pending and unacknowledged messages, from
+// the info its lookup read, as streamLast does.
 func pending(ctx context.Context, js jetstream.JetStream, stream, durable string, all uint64) (uint64, error) {
 	c, err := js.Consumer(ctx, stream, durable)
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
@@ -96,10 +96,7 @@ func pending(ctx context.Context, js jetstream.JetStream, stream, durable string
 	if err != nil {
 		return 0, fmt.Errorf("consumer %s: %w", durable, err)
 	}
-	info, err := c.Info(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("consumer %s info: %w", durable, err)
-	}
+	info := c.CachedInfo()
 	return info.NumPending + uint64(info.NumAckPending), nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -81,6 +82,12 @@ type Worker struct {
 	files    *broker.FilesBound
 	chunksMu sync.Mutex
 	chunks   jetstream.Stream
+	// known holds hashes of the KH_CHUNKS subjects found to hold a chunk
+	// set, 8 bytes a file: a file not among them is published without a
+	// lookup first. A collision only sends a new file to the lookup.
+	knownMu   sync.Mutex
+	known     map[uint64]struct{}
+	knownSeed maphash.Seed
 }
 
 // New returns a chunker consuming KH_FILES on deps.NC; Run drives it.
@@ -98,7 +105,7 @@ func New(cfg Config, deps Deps) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Worker{cfg: cfg, bus: b, js: b.JetStream(), files: broker.NewFilesBound(b.JetStream()), red: deps.Redactor, log: deps.Logger.With("component", Stage)}
+	w := &Worker{cfg: cfg, bus: b, js: b.JetStream(), files: broker.NewFilesBound(b.JetStream()), known: map[uint64]struct{}{}, knownSeed: maphash.MakeSeed(), red: deps.Redactor, log: deps.Logger.With("component", Stage)}
 	err = b.Handle(bus.Consumer{
 		Stage:   Stage,
 		Stream:  contract.StreamFiles,
@@ -234,7 +241,25 @@ func (w *Worker) handle(ctx context.Context, m *bus.Message) error {
 // chunkers, or a redelivery, race like that. The publish is a
 // compare-and-set on the file's last message; it reports whether msg was
 // published.
+//
+// A file this worker has not seen in KH_CHUNKS is published first as
+// its first chunk set, expecting no message on its subject: one round
+// trip instead of two for every file of a cold index. When the stream
+// holds one after all, the server refuses the publish and the file is
+// looked up as any other.
 func (w *Worker) publishNewest(ctx context.Context, msg *nats.Msg, seq uint64) (bool, error) {
+	if !w.seen(msg.Subject) {
+		msg.Header.Set(nats.ExpectedLastSubjSeqHdr, "0")
+		_, err := w.js.PublishMsg(ctx, msg)
+		switch {
+		case err == nil:
+			w.see(msg.Subject)
+			return true, nil
+		case !bus.IsWrongLastSequence(err):
+			return false, err
+		}
+		w.see(msg.Subject)
+	}
 	for range 16 {
 		var lastSeq uint64
 		chunks, err := w.chunkStream(ctx)
@@ -262,9 +287,28 @@ func (w *Worker) publishNewest(ctx context.Context, msg *nats.Msg, seq uint64) (
 		if bus.IsWrongLastSequence(err) {
 			continue // another chunk set of the file came first: look again
 		}
+		if err == nil {
+			w.see(msg.Subject)
+		}
 		return err == nil, err
 	}
 	return false, fmt.Errorf("the chunk sets of %s kept changing", msg.Subject)
+}
+
+// seen reports whether KH_CHUNKS was found to hold a chunk set on
+// subject, by this worker's publishes and lookups.
+func (w *Worker) seen(subject string) bool {
+	w.knownMu.Lock()
+	defer w.knownMu.Unlock()
+	_, ok := w.known[maphash.String(w.knownSeed, subject)]
+	return ok
+}
+
+// see remembers that KH_CHUNKS holds a chunk set on subject.
+func (w *Worker) see(subject string) {
+	w.knownMu.Lock()
+	defer w.knownMu.Unlock()
+	w.known[maphash.String(w.knownSeed, subject)] = struct{}{}
 }
 
 // chunkStream returns KH_CHUNKS's handle.

@@ -55,6 +55,25 @@ func TestAnOlderVersionNeverReplacesANewerChunkSet(t *testing.T) {
 		t.Errorf("KH_CHUNKS holds the chunk set of seq %s (%s), want the deletion at seq %d", got, last.Header.Get(contract.HeaderOp), delSeq)
 	}
 
+	// A chunker that has not seen the file yet (another replica, or
+	// this one restarted) publishes a file's first chunk set without a
+	// lookup; the stream refuses it here, and the older version still
+	// loses.
+	fresh, err := New(Config{}, Deps{NC: srv.NC, Redactor: noRedaction{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.handle(ctx, &bus.Message{Subject: subject, Seq: putSeq, Data: put, Header: nats.Header{}}); err != nil {
+		t.Fatalf("handle seq %d on a fresh chunker: %v", putSeq, err)
+	}
+	last, err = chunks.GetLastMsgForSubject(ctx, contract.ChunkSubject("docs", "guide.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := last.Header.Get(contract.HeaderSourceSeq); got != strconv.FormatUint(delSeq, 10) {
+		t.Errorf("a fresh chunker replaced the deletion at seq %d with the chunk set of seq %s", delSeq, got)
+	}
+
 	// A chunk set claiming a source sequence KH_FILES never reached is
 	// forged: it does not stop the real version from being published.
 	forged := &nats.Msg{Subject: contract.ChunkSubject("docs", "guide.md"), Data: []byte("x"),
@@ -72,5 +91,48 @@ func TestAnOlderVersionNeverReplacesANewerChunkSet(t *testing.T) {
 	}
 	if got := last.Header.Get(contract.HeaderSourceSeq); got != strconv.FormatUint(editSeq, 10) {
 		t.Errorf("after a forged chunk set, KH_CHUNKS holds seq %s, want the edit at seq %d", got, editSeq)
+	}
+}
+
+// A file's first chunk set is published without a lookup, expecting no
+// message on its subject; a redelivery of its file event, to this
+// chunker or to a fresh one, still leaves one chunk set.
+func TestAFirstChunkSetIsPublishedOnce(t *testing.T) {
+	srv := natstest.Start(t, "")
+	ctx := context.Background()
+	subject := contract.FileSubject("docs", "new.md")
+	put := contract.EncodeFileEvent(&contract.FileEvent{Schema: contract.SchemaVersion, Repo: "docs", Path: "new.md", Content: "# New\n\nFresh text.\n"})
+	ack, err := srv.JS.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: put})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		w, err := New(Config{}, Deps{NC: srv.NC, Redactor: noRedaction{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := w.handle(ctx, &bus.Message{Subject: subject, Seq: ack.Sequence, Data: put, Header: nats.Header{}}); err != nil {
+				t.Fatalf("chunker %d: handle: %v", i, err)
+			}
+		}
+	}
+	chunks, err := srv.JS.Stream(ctx, contract.StreamChunks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := chunks.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 || info.State.LastSeq != 1 {
+		t.Errorf("KH_CHUNKS holds %d messages, last sequence %d; want the one chunk set at sequence 1", info.State.Msgs, info.State.LastSeq)
+	}
+	last, err := chunks.GetLastMsgForSubject(ctx, contract.ChunkSubject("docs", "new.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := last.Header.Get(contract.HeaderSourceSeq); got != strconv.FormatUint(ack.Sequence, 10) {
+		t.Errorf("the chunk set comes from seq %s, want %d", got, ack.Sequence)
 	}
 }
