@@ -153,8 +153,8 @@ func NewPipeline(cfg *config.Config, red *redact.Redactor) (*extractor.Pipeline,
 	}
 	var x extractor.Extractor = extractor.NewRules()
 	if l := cfg.Extractor.LLM; l.BaseURL != "" {
-		x = extractor.NewLLM(extractor.LLMConfig{BaseURL: l.BaseURL, Model: l.Model, APIKey: l.APIKey,
-			Timeout: time.Duration(l.TimeoutSeconds) * time.Second, Privacy: in.Privacy()}, transcript.NewSanitizer(red))
+		x = extractor.NewLLM(extractor.LLMConfig{Config: chat.Config{BaseURL: l.BaseURL, Model: l.Model, APIKey: l.APIKey,
+			Timeout: time.Duration(l.TimeoutSeconds) * time.Second}, Privacy: in.Privacy()}, transcript.NewSanitizer(red))
 	}
 	return extractor.NewPipeline(cfg.Extractor.Config, in, x)
 }

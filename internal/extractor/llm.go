@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
-	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,15 +37,10 @@ const (
 
 // LLMConfig configures the LLM extractor: any OpenAI-compatible
 // chat-completions endpoint, such as https://api.openai.com/v1 or a local
-// Ollama at http://localhost:11434/v1.
+// Ollama at http://localhost:11434/v1 (chat.Config; a zero Timeout means
+// DefaultLLMTimeout, and Clean is the extractor's own).
 type LLMConfig struct {
-	// BaseURL is the API root; the extractor posts to BaseURL/chat/completions.
-	BaseURL string `json:"base_url"`
-	Model   string `json:"model"`
-	// APIKey is sent as a bearer token when set (Ollama needs none).
-	APIKey string `json:"api_key,omitempty"`
-	// Timeout bounds one request; zero means DefaultLLMTimeout.
-	Timeout time.Duration `json:"timeout,omitempty"`
+	chat.Config
 	// Privacy is the mode the transcript is sanitized in again before it
 	// is sent, and the reply after; empty means Strict.
 	Privacy transcript.PrivacyMode `json:"privacy_mode,omitempty"`
@@ -56,32 +48,11 @@ type LLMConfig struct {
 	// DefaultLLMMaxInputBytes. Long parts are cut in the middle, and the
 	// oldest turns after the first are left out.
 	MaxInputBytes int `json:"max_input_bytes,omitempty"`
-	// HTTPClient, when set, sends the requests (tests, proxies).
-	HTTPClient *http.Client `json:"-"`
-}
-
-// LogValue logs the configuration without the API key.
-func (c LLMConfig) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("base_url", c.BaseURL),
-		slog.String("model", c.Model),
-		slog.Bool("api_key_set", c.APIKey != ""),
-		slog.Duration("timeout", c.Timeout),
-	)
 }
 
 // Validate reports every problem of the configuration, or nil.
 func (c LLMConfig) Validate() error {
-	var errs []error
-	if u, err := url.Parse(c.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("base_url: %q is not an absolute http(s) URL", c.BaseURL))
-	}
-	if strings.TrimSpace(c.Model) == "" {
-		errs = append(errs, errors.New("model: required"))
-	}
-	if c.Timeout < 0 {
-		errs = append(errs, fmt.Errorf("timeout: %s is negative", c.Timeout))
-	}
+	errs := []error{c.Config.Validate()}
 	if c.MaxInputBytes < 0 {
 		errs = append(errs, fmt.Errorf("max_input_bytes: %d is negative", c.MaxInputBytes))
 	}
@@ -123,10 +94,16 @@ func NewLLM(cfg LLMConfig, san *transcript.Sanitizer) *LLM {
 	return &LLM{
 		cfg:  cfg,
 		mode: mode,
-		chat: chat.New(chat.Config{BaseURL: cfg.BaseURL, Model: cfg.Model, APIKey: cfg.APIKey, Timeout: cfg.Timeout,
-			HTTPClient: cfg.HTTPClient, Clean: func(s string) string { return san.Text(s, transcript.Strict) }}),
-		san: san,
+		chat: chat.New(chatConfig(cfg.Config, san)),
+		san:  san,
 	}
+}
+
+// chatConfig is c with the sanitizer applied to the server's text before
+// it goes into an error.
+func chatConfig(c chat.Config, san *transcript.Sanitizer) chat.Config {
+	c.Clean = func(s string) string { return san.Text(s, transcript.Strict) }
+	return c
 }
 
 // Name returns "llm".

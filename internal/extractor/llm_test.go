@@ -77,7 +77,7 @@ func rawReply(status int, body string) func(http.ResponseWriter, chatRequestSeen
 // newTestLLM returns an LLM extractor for the server.
 func newTestLLM(t testing.TB, s *chatServer, key string) *LLM {
 	t.Helper()
-	cfg := LLMConfig{BaseURL: s.URL + "/v1/", Model: "qwen2.5-coder:7b", APIKey: key, Timeout: 5 * time.Second}
+	cfg := LLMConfig{Config: chat.Config{BaseURL: s.URL + "/v1/", Model: "qwen2.5-coder:7b", APIKey: key, Timeout: 5 * time.Second}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestLLMTimeout(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	t.Cleanup(s.Close)
-	cfg := LLMConfig{BaseURL: s.URL + "/v1", Model: "m", Timeout: 50 * time.Millisecond}
+	cfg := LLMConfig{Config: chat.Config{BaseURL: s.URL + "/v1", Model: "m", Timeout: 50 * time.Millisecond}}
 	_, err := NewLLM(cfg, newTestSanitizer(t)).Extract(context.Background(), personalTranscript(), 3)
 	if err == nil || !strings.Contains(err.Error(), "post chat completion") {
 		t.Errorf("err = %v, want a timeout", err)
@@ -278,9 +278,9 @@ func TestLLMConfigValidate(t *testing.T) {
 		cfg  LLMConfig
 		want []string
 	}{
-		{"ok", LLMConfig{BaseURL: "http://localhost:11434/v1", Model: "llama3.1"}, nil},
+		{"ok", LLMConfig{Config: chat.Config{BaseURL: "http://localhost:11434/v1", Model: "llama3.1"}}, nil},
 		{"empty", LLMConfig{}, []string{"base_url", "model: required"}},
-		{"bad values", LLMConfig{BaseURL: "localhost:11434", Model: "m", Timeout: -1, MaxInputBytes: -1, Privacy: "loose"},
+		{"bad values", LLMConfig{Config: chat.Config{BaseURL: "localhost:11434", Model: "m", Timeout: -1}, MaxInputBytes: -1, Privacy: "loose"},
 			[]string{"base_url", "timeout", "max_input_bytes", "privacy_mode"}},
 	}
 	for _, c := range cases {
