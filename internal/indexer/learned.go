@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -195,40 +194,18 @@ func lastChunkSet(ctx context.Context, js jetstream.JetStream, repo, path string
 // set. Run it while the indexer is idle; it returns the number of files.
 func ReplayLearned(ctx context.Context, js jetstream.JetStream, an *analysis.Analyzer, red Redactor) (int, error) {
 	records := map[string]*contract.LearnedRecord{}
-	stream, err := js.Stream(ctx, contract.StreamLearned)
+	err := replayStream(ctx, js, contract.StreamLearned, func(msg jetstream.Msg, _ uint64) {
+		var ev contract.LearnedEvent
+		if json.Unmarshal(msg.Data(), &ev) == nil && ev.Check(msg.Subject()) == nil && screenLearned(&ev, an, red) {
+			key := contract.LearnedKey(ev.Repo, ev.Path)
+			if records[key] == nil {
+				records[key] = &contract.LearnedRecord{Schema: contract.SchemaVersion, Repo: ev.Repo, Path: ev.Path}
+			}
+			records[key].Apply(&ev)
+		}
+	})
 	if err != nil {
 		return 0, err
-	}
-	info, err := stream.Info(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if info.State.Msgs > 0 {
-		cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-		if err != nil {
-			return 0, err
-		}
-		for {
-			msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
-			if err != nil {
-				return 0, fmt.Errorf("read %s: %w", contract.StreamLearned, err)
-			}
-			md, err := msg.Metadata()
-			if err != nil {
-				return 0, err
-			}
-			var ev contract.LearnedEvent
-			if json.Unmarshal(msg.Data(), &ev) == nil && ev.Check(msg.Subject()) == nil && screenLearned(&ev, an, red) {
-				key := contract.LearnedKey(ev.Repo, ev.Path)
-				if records[key] == nil {
-					records[key] = &contract.LearnedRecord{Schema: contract.SchemaVersion, Repo: ev.Repo, Path: ev.Path}
-				}
-				records[key].Apply(&ev)
-			}
-			if md.Sequence.Stream >= info.State.LastSeq || md.NumPending == 0 {
-				break
-			}
-		}
 	}
 	bucket, err := js.KeyValue(ctx, contract.BucketLearned)
 	if err != nil {

@@ -13,6 +13,40 @@ import (
 	"github.com/knowhub/knowhub/internal/kb"
 )
 
+// replayStream hands every message of stream, from its first to the last
+// one it held when called, to fn with its stream sequence.
+func replayStream(ctx context.Context, js jetstream.JetStream, name string, fn func(msg jetstream.Msg, seq uint64)) error {
+	stream, err := js.Stream(ctx, name)
+	if err != nil {
+		return err
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if info.State.Msgs == 0 {
+		return nil
+	}
+	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return err
+	}
+	for {
+		msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+		if err != nil {
+			return fmt.Errorf("read %s: %w", name, err)
+		}
+		md, err := msg.Metadata()
+		if err != nil {
+			return err
+		}
+		fn(msg, md.Sequence.Stream)
+		if md.Sequence.Stream >= info.State.LastSeq || md.NumPending == 0 {
+			return nil
+		}
+	}
+}
+
 // ReplayKB recomputes every knowledge record from KH_KNOWLEDGE: it folds
 // all events from the start with f (so a changed quality formula applies
 // to every entry), then rewrites KH_KB and the entries' KH_INDEX
@@ -21,39 +55,17 @@ import (
 // newer event into keeps that newer state. It returns the number of
 // entries written.
 func ReplayKB(ctx context.Context, js jetstream.JetStream, f kb.Folder) (int, error) {
-	stream, err := js.Stream(ctx, contract.StreamKnowledge)
-	if err != nil {
-		return 0, err
-	}
-	info, err := stream.Info(ctx)
-	if err != nil {
-		return 0, err
-	}
 	entries := map[string]*kb.Entry{}
-	if info.State.Msgs > 0 {
-		cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
-		if err != nil {
-			return 0, err
-		}
-		for {
-			msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
-			if err != nil {
-				return 0, fmt.Errorf("read %s: %w", contract.StreamKnowledge, err)
-			}
-			md, err := msg.Metadata()
-			if err != nil {
-				return 0, err
-			}
-			var ev kb.Event
-			if json.Unmarshal(msg.Data(), &ev) == nil && kb.ValidateEvent(&ev) == nil {
-				if next, err := f.Fold(entries[ev.ID], &ev, md.Sequence.Stream); err == nil && next != nil {
-					entries[ev.ID] = next
-				}
-			}
-			if md.Sequence.Stream >= info.State.LastSeq || md.NumPending == 0 {
-				break
+	err := replayStream(ctx, js, contract.StreamKnowledge, func(msg jetstream.Msg, seq uint64) {
+		var ev kb.Event
+		if json.Unmarshal(msg.Data(), &ev) == nil && kb.ValidateEvent(&ev) == nil {
+			if next, err := f.Fold(entries[ev.ID], &ev, seq); err == nil && next != nil {
+				entries[ev.ID] = next
 			}
 		}
+	})
+	if err != nil {
+		return 0, err
 	}
 	records, err := js.KeyValue(ctx, contract.BucketKB)
 	if err != nil {
