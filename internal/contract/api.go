@@ -122,10 +122,18 @@ type Completeness struct {
 	// indexed: the reply comes from a partial index and results may be
 	// missing. It is left out once the index is complete.
 	Indexing bool `json:"indexing,omitempty"`
+	// Partial is true when a shard of a sharded deployment did not answer
+	// in time: the reply holds the other shards' results, and
+	// MissingShards names the silent ones.
+	Partial       bool  `json:"partial,omitempty"`
+	MissingShards []int `json:"missing_shards,omitempty"`
 }
 
 // IndexingNote is the line shown beside results from a partial index.
 const IndexingNote = "still indexing: results may be incomplete"
+
+// PartialNote is the line shown beside results a shard is missing from.
+const PartialNote = "partial results: a shard of the index did not answer"
 
 // RepoStats counts one repository's indexed files and chunks.
 type RepoStats struct {
@@ -161,6 +169,11 @@ type StatsResponse struct {
 	Problem string `json:"problem,omitempty"`
 	// Indexing is true while the initial sync is still being indexed.
 	Indexing bool `json:"indexing,omitempty"`
+	// Partial is true when a shard of a sharded deployment did not answer
+	// in time: the reply holds the other shards' results, and
+	// MissingShards names the silent ones.
+	Partial       bool  `json:"partial,omitempty"`
+	MissingShards []int `json:"missing_shards,omitempty"`
 }
 
 // ErrorResponse is the body of an HTTP error.

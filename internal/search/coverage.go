@@ -29,10 +29,10 @@ func (ix *Index) coverageTerms(terms []Term) (held []coverageTerm, weights []flo
 			weights = append(weights, 0)
 		}
 		pl := ix.list(t.Text)
-		if pl == nil || pl.df == 0 {
+		if pl == nil || pl.n() == 0 {
 			continue
 		}
-		weights[b] = max(weights[b], ix.idf(pl.df)*t.Weight)
+		weights[b] = max(weights[b], ix.idf(pl.n())*t.Weight)
 		id, _ := ix.terms.find(t.Text)
 		held = append(held, coverageTerm{id, uint(min(b, MaxGroups-1))})
 	}

@@ -41,9 +41,9 @@ func (ix *Index) Fuzzy(term string, maxEdits, limit int) []Expansion {
 			if d > maxEdits || seen[cand] {
 				continue
 			}
-			if pl := ix.list(cand); pl != nil && pl.df > 0 {
+			if pl := ix.list(cand); pl != nil && pl.n() > 0 {
 				seen[cand] = true
-				out = append(out, Expansion{Term: cand, Edits: d, DF: pl.df})
+				out = append(out, Expansion{Term: cand, Edits: d, DF: pl.n()})
 			}
 		}
 	}
@@ -67,7 +67,7 @@ func (ix *Index) DF(term string) int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if pl := ix.list(term); pl != nil {
-		return pl.df
+		return pl.n()
 	}
 	return 0
 }
@@ -148,10 +148,10 @@ func (ix *Index) Related(term string, limit int) []Expansion {
 				continue
 			}
 			pl := ix.list(cand)
-			if pl == nil || pl.df == 0 || slices.ContainsFunc(out, func(x Expansion) bool { return x.Term == cand }) {
+			if pl == nil || pl.n() == 0 || slices.ContainsFunc(out, func(x Expansion) bool { return x.Term == cand }) {
 				continue // removed, or listed twice in vocab after churn
 			}
-			out = append(out, Expansion{Term: cand, DF: pl.df})
+			out = append(out, Expansion{Term: cand, DF: pl.n()})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -197,6 +197,9 @@ type posting struct {
 type postingList struct {
 	postings []posting
 	df       int // alive postings
+	// remote counts the entries of other shards holding the term (see
+	// PutStats).
+	remote uint32
 	// impacts caches what each posting scores before IDF, for the index
 	// generation it was computed at; see Index.impacts.
 	impacts atomic.Pointer[impacts]
@@ -230,10 +233,15 @@ type Index struct {
 	vocab map[vocabKey][]uint32
 	alive int
 	dead  int
-	// repoEntries counts the live entries of each repository.
+	// repoEntries counts the live entries of each repository, those of
+	// remotes included.
 	repoEntries map[string]int
-	sumLen      [MaxFields]uint64
-	applied     uint64 // highest SourceSeq applied, for stats
+	// remotes are the documents the index holds the statistics of (see
+	// PutStats), and remoteEntries counts their entries.
+	remotes       map[string]*remote
+	remoteEntries int
+	sumLen        [MaxFields]uint64
+	applied       uint64 // highest SourceSeq applied, for stats
 	// gen counts the updates: every one may change the statistics that
 	// cached impacts depend on. searched is the generation the latest
 	// search saw.
@@ -278,6 +286,7 @@ func (ix *Index) Put(key string, doc *Doc, extra any) {
 	defer ix.mu.Unlock()
 	ix.gen++
 	ix.removeLocked(key)
+	ix.removeRemote(key)
 	if doc.SourceSeq > ix.applied {
 		ix.applied = doc.SourceSeq
 	}
@@ -447,6 +456,7 @@ func (ix *Index) Remove(key string) {
 	defer ix.mu.Unlock()
 	ix.gen++
 	ix.removeLocked(key)
+	ix.removeRemote(key)
 }
 
 func (ix *Index) removeLocked(key string) {
@@ -467,10 +477,15 @@ func (ix *Index) removeLocked(key string) {
 		for _, id := range e.terms {
 			pl := &ix.lists[id]
 			pl.df--
-			if pl.df == 0 {
+			switch {
+			case pl.df == 0 && pl.remote == 0:
 				ix.terms.remove(id)
 				*pl = postingList{}
-			} else if pl.df*2 < len(pl.postings) && len(pl.postings) > 8 {
+			case pl.df == 0:
+				// Other shards' entries still hold the term.
+				pl.postings = nil
+				pl.impacts.Store(nil)
+			case pl.df*2 < len(pl.postings) && len(pl.postings) > 8:
 				ix.compactList(pl)
 			}
 		}
@@ -571,13 +586,16 @@ type Stats struct {
 	Chunks  int    `json:"chunks"`
 	Terms   int    `json:"terms"`
 	Applied uint64 `json:"applied_seq"`
+	// Collection counts the live entries of the whole collection: Chunks
+	// and those of other shards whose statistics the index holds.
+	Collection int `json:"collection_chunks"`
 }
 
 // Stats returns counts under the read lock.
 func (ix *Index) Stats() Stats {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return Stats{Sources: len(ix.sources), Chunks: ix.alive, Terms: ix.terms.Len(), Applied: ix.applied}
+	return Stats{Sources: len(ix.sources), Chunks: ix.alive, Terms: ix.terms.Len(), Applied: ix.applied, Collection: ix.collection()}
 }
 
 // EachSource calls fn for every source under the read lock.
@@ -659,7 +677,7 @@ func (ix *Index) TermSets(hits []Hit, want []bool) []TermSet {
 		slices.Sort(ids)
 		idf := make([]float64, len(ids))
 		for k, id := range ids {
-			df := ix.lists[id].df
+			df := ix.lists[id].n()
 			if df >= len(byDF) {
 				idf[k] = ix.idf(df)
 				continue
@@ -768,10 +786,10 @@ type scorer struct {
 }
 
 func (ix *Index) newScorer() scorer {
-	sc := scorer{k1: ix.params.K1, nAlive: float64(ix.alive), fields: len(ix.params.Fields), shared: true}
+	sc := scorer{k1: ix.params.K1, nAlive: float64(ix.collection()), fields: len(ix.params.Fields), shared: true}
 	for f, fp := range ix.params.Fields {
 		avg := 0.0
-		if ix.alive > 0 {
+		if sc.nAlive > 0 {
 			avg = float64(ix.sumLen[f]) / sc.nAlive
 		}
 		if avg == 0 {
@@ -811,7 +829,10 @@ func (ix *Index) groupTerms(terms []Term) []termGroup {
 	var counts []int
 	for _, t := range terms {
 		pl := ix.list(t.Text)
-		if pl == nil || pl.df == 0 {
+		// A term only other shards' entries hold keeps its place: groups
+		// are ordered by their bounds, and the order in which an entry's
+		// groups add up must be the whole collection's to the last bit.
+		if pl == nil || pl.n() == 0 {
 			continue
 		}
 		// A word's variants follow it: look at the last group first.
@@ -825,7 +846,7 @@ func (ix *Index) groupTerms(terms []Term) []termGroup {
 			counts = append(counts, 0)
 		}
 		counts[gi]++
-		res = append(res, resolved{pl, ix.idf(pl.df) * t.Weight, gi})
+		res = append(res, resolved{pl, ix.idf(pl.n()) * t.Weight, gi})
 	}
 	groups := make([]termGroup, len(ids))
 	lists := make([]*postingList, len(res))
@@ -1035,7 +1056,7 @@ func (ix *Index) lenNorms(sc *scorer) *lenNorms {
 func (ix *Index) idf(df int) float64 {
 	if df < idfTabled {
 		t := ix.idfs.Load()
-		if t == nil || t.alive != ix.alive {
+		if t == nil || t.alive != ix.collection() {
 			t = ix.tabulateIDF()
 		}
 		if df < len(t.vals) {
@@ -1046,7 +1067,7 @@ func (ix *Index) idf(df int) float64 {
 }
 
 func (ix *Index) computeIDF(df int) float64 {
-	n, d := float64(ix.alive), float64(df)
+	n, d := float64(ix.collection()), float64(df)
 	idf := math.Log(1 + (n-d+0.5)/(d+0.5))
 	if p := ix.params.IDFPower; p > 0 && p != 1 {
 		idf = math.Pow(idf, p)
@@ -1069,7 +1090,7 @@ type idfTable struct {
 // tabulateIDF builds the table of the current count of live entries,
 // under the read lock; searches racing to build it build the same one.
 func (ix *Index) tabulateIDF() *idfTable {
-	t := &idfTable{alive: ix.alive, vals: make([]float64, min(ix.alive+1, idfTabled))}
+	t := &idfTable{alive: ix.collection(), vals: make([]float64, min(ix.collection()+1, idfTabled))}
 	for df := range t.vals {
 		t.vals[df] = ix.computeIDF(df)
 	}
@@ -1102,7 +1123,7 @@ func (ix *Index) Smooth(hits []Hit, k int, weight float64, ignore func(term stri
 		start, norm := len(vec), 0.0
 		for _, id := range h.Entry.terms {
 			if pl := &ix.lists[id]; !ignore(ix.terms.term(id)) {
-				w := ix.idf(pl.df)
+				w := ix.idf(pl.n())
 				vec = append(vec, coord{pl, w})
 				norm += w * w
 			}
@@ -1410,11 +1431,11 @@ func (ix *Index) RepoShares(repos []string) (shares []float64, n int) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	shares = make([]float64, len(repos))
-	if ix.alive == 0 {
+	if ix.collection() == 0 {
 		return shares, len(ix.repoEntries)
 	}
 	for i, r := range repos {
-		shares[i] = float64(ix.repoEntries[r]) / float64(ix.alive)
+		shares[i] = float64(ix.repoEntries[r]) / float64(ix.collection())
 	}
 	return shares, len(ix.repoEntries)
 }

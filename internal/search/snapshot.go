@@ -208,6 +208,7 @@ func (ix *Index) Restore(s *Snapshot) error {
 	ix.entries, ix.stats, ix.maxBoost = entries, stats, s.MaxBoost
 	ix.sources, ix.terms, ix.lists, ix.vocab = sources, terms, lists, vocab
 	ix.alive, ix.dead, ix.repoEntries, ix.sumLen = len(entries), 0, repoEntries, sumLen
+	ix.remotes, ix.remoteEntries = nil, 0
 	ix.applied = s.Applied
 	ix.impactsReset()
 	return nil

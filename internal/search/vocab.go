@@ -14,8 +14,8 @@ func (ix *Index) EachTerm(fn func(term string, df int)) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	for id := range min(ix.terms.Cap(), len(ix.lists)) {
-		if ix.terms.alive(uint32(id)) && ix.lists[id].df > 0 {
-			fn(ix.terms.term(uint32(id)), ix.lists[id].df)
+		if ix.terms.alive(uint32(id)) && ix.lists[id].n() > 0 {
+			fn(ix.terms.term(uint32(id)), ix.lists[id].n())
 		}
 	}
 }
