@@ -54,6 +54,13 @@ type Config struct {
 	// before new ones are answered with a 503 overload error; 0 means
 	// DefaultQueue, a negative value no queue at all.
 	Queue int
+	// Shards, when above 1, is the number of shards of the docs
+	// collection, and Shard the one this replica holds (see
+	// contract.ShardOf): the replica answers its shard's endpoints and
+	// coordinates the docs requests it receives across every shard,
+	// waiting at most ShardTimeout (default DefaultShardTimeout) for each.
+	Shards, Shard int
+	ShardTimeout  time.Duration
 }
 
 // Index is what the endpoints read: the replica's engine and whether it
@@ -142,6 +149,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Shards > contract.MaxShards || cfg.Shards > 1 && (cfg.Shard < 0 || cfg.Shard >= cfg.Shards) {
+		return nil, fmt.Errorf("api: shard %d of %d: want 0 to shards-1, at most %d shards", cfg.Shard, cfg.Shards, contract.MaxShards)
+	}
 	s := &Service{
 		cfg:    cfg,
 		nc:     deps.NC,
@@ -168,6 +178,9 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	}
 	s.metrics = NewMetrics(deps.JS)
 	s.metrics.instrumentAPI(s)
+	if s.sharded() {
+		s.engine.SetShards(shardClient{s})
+	}
 	return s, nil
 }
 
@@ -255,6 +268,13 @@ func (s *Service) Run(ctx context.Context) error {
 			l.stop()
 		}
 	}()
+	if s.sharded() {
+		stop, err := s.serveShard(ctx, reads)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	const read, write = false, true
 	endpoints := []struct {
 		name, subject string
@@ -336,26 +356,27 @@ func jsonEndpoint[Req, Resp any](ctx context.Context, fn func(context.Context, R
 // SearchDocs honours MinSeq, then searches.
 // ReadDocs reads a section, its neighbours or its page back from the
 // index; one the index does not hold (a removed file) is ErrNotFound.
-func (s *Service) ReadDocs(_ context.Context, r contract.DocsReadRequest) (*contract.DocsReadResponse, error) {
-	resp, err := s.engine.ReadDocs(r)
-	if errors.Is(err, engine.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %v", ErrNotFound, strings.TrimPrefix(err.Error(), engine.ErrNotFound.Error()+": "))
+func (s *Service) ReadDocs(ctx context.Context, r contract.DocsReadRequest) (*contract.DocsReadResponse, error) {
+	if s.sharded() {
+		return s.readSharded(ctx, r)
 	}
-	return resp, err
+	return notFound(s.engine.ReadDocs(r))
 }
 
 // ListRepos lists the repositories of the docs index.
-func (s *Service) ListRepos(context.Context, struct{}) (*contract.DocsReposResponse, error) {
+func (s *Service) ListRepos(ctx context.Context, _ struct{}) (*contract.DocsReposResponse, error) {
+	if s.sharded() {
+		return s.reposSharded(ctx)
+	}
 	return s.engine.ListRepos(), nil
 }
 
 // ListPages lists a repository's pages, a window at a time.
-func (s *Service) ListPages(_ context.Context, r contract.DocsPagesRequest) (*contract.DocsPagesResponse, error) {
-	resp, err := s.engine.ListPages(r)
-	if errors.Is(err, engine.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %v", ErrNotFound, strings.TrimPrefix(err.Error(), engine.ErrNotFound.Error()+": "))
+func (s *Service) ListPages(ctx context.Context, r contract.DocsPagesRequest) (*contract.DocsPagesResponse, error) {
+	if s.sharded() {
+		return s.pagesSharded(ctx, r)
 	}
-	return resp, err
+	return notFound(s.engine.ListPages(r))
 }
 
 func (s *Service) SearchDocs(ctx context.Context, sr contract.SearchRequest) (*contract.SearchResponse, error) {
@@ -373,8 +394,18 @@ func (s *Service) SearchDocs(ctx context.Context, sr contract.SearchRequest) (*c
 	// No hit in the repositories asked for: a name the index does not
 	// hold is a mistake to report, not an empty answer.
 	known := make([]string, 0)
-	for _, r := range s.engine.Stats(true).Repos {
-		known = append(known, r.Repo)
+	if s.sharded() {
+		repos, err := s.reposSharded(ctx)
+		if err != nil {
+			return resp, nil
+		}
+		for _, r := range repos.Repos {
+			known = append(known, r.Repo)
+		}
+	} else {
+		for _, r := range s.engine.Stats(true).Repos {
+			known = append(known, r.Repo)
+		}
 	}
 	for _, r := range sr.Repos {
 		if !slices.Contains(known, r) {
@@ -410,9 +441,13 @@ func (s *Service) handleStats(req micro.Request) {
 	_ = req.RespondJSON(s.stats())
 }
 
-// stats is the engine's statistics with the replica's state.
+// stats is the engine's statistics with the replica's state; a shard
+// counts the docs of every shard.
 func (s *Service) stats() *contract.StatsResponse {
 	st := s.engine.Stats(s.IsReady())
+	if s.sharded() {
+		s.statsSharded(context.Background(), st)
+	}
 	st.Integrity = s.Integrity()
 	st.Problem = s.Problem()
 	st.Indexing = !s.Complete()

@@ -262,7 +262,8 @@ func NewNode(ctx context.Context, cfg *config.Config, nc *nats.Conn, js jetstrea
 		n.Query = q
 		n.add(query.Stage, q.Run)
 		ac := api.Config{MaxBodyBytes: cfg.HTTP.MaxBodyBytes, Hosts: cfg.HTTP.Hosts(),
-			Concurrency: cfg.Query.Concurrency, Queue: cfg.Query.Queue}
+			Concurrency: cfg.Query.Concurrency, Queue: cfg.Query.Queue,
+			Shards: cfg.Query.Shards, Shard: cfg.Query.Shard, ShardTimeout: time.Duration(cfg.Query.ShardTimeoutMs) * time.Millisecond}
 		for _, t := range cfg.HTTP.Tokens {
 			ac.Tokens = append(ac.Tokens, api.Token{Name: t.Name, Token: t.Token, Scopes: t.Scopes})
 		}

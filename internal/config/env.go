@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 )
 
 // natsSetting is one NATS client setting that the environment and the
@@ -45,6 +47,7 @@ const (
 	EnvDataDir    = "KNOWHUB_DATA_DIR"
 	EnvHTTP       = "KNOWHUB_HTTP"
 	EnvNATSListen = "KNOWHUB_NATS_LISTEN"
+	EnvShard      = "KNOWHUB_SHARD"
 )
 
 // ApplyEnv overrides the configuration from environment variables, read
@@ -53,6 +56,7 @@ const (
 //	KNOWHUB_DATA_DIR       dataDir
 //	KNOWHUB_HTTP           http.listen ("off" disables the HTTP API)
 //	KNOWHUB_NATS_LISTEN    nats.listen
+//	KNOWHUB_SHARD          query.shard and query.shards, as "<shard>/<shards>"
 //	KNOWHUB_NATS_URL       nats.url
 //	KNOWHUB_NATS_CREDS     nats.credsFile
 //	KNOWHUB_NATS_NKEY      nats.nkeyFile
@@ -96,6 +100,16 @@ func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
 	}
 	if v, ok := get(EnvNATSListen); ok {
 		c.NATS.Listen = v
+	}
+	if v, ok := get(EnvShard); ok {
+		i, n, found := strings.Cut(v, "/")
+		shard, err1 := strconv.Atoi(strings.TrimSpace(i))
+		shards, err2 := strconv.Atoi(strings.TrimSpace(n))
+		if !found || err1 != nil || err2 != nil {
+			problems = append(problems, fmt.Errorf("%s: %q is not <shard>/<shards>, such as 0/2", EnvShard, v))
+		} else {
+			c.Query.Shard, c.Query.Shards = shard, shards
+		}
 	}
 	set := make(map[int]string)
 	for i, s := range natsSettings {

@@ -169,9 +169,10 @@ type StatsResponse struct {
 	Problem string `json:"problem,omitempty"`
 	// Indexing is true while the initial sync is still being indexed.
 	Indexing bool `json:"indexing,omitempty"`
-	// Partial is true when a shard of a sharded deployment did not answer
-	// in time: the reply holds the other shards' results, and
-	// MissingShards names the silent ones.
+	// Shards is the number of shards of a sharded deployment's docs
+	// collection (absent: one); the docs counts are then every shard's
+	// that answered. Partial and MissingShards name those that did not.
+	Shards        int   `json:"shards,omitempty"`
 	Partial       bool  `json:"partial,omitempty"`
 	MissingShards []int `json:"missing_shards,omitempty"`
 }
@@ -240,6 +241,7 @@ type DocsRepo struct {
 // DocsReposResponse is the reply of kh.docs.repos.
 type DocsReposResponse struct {
 	Repos []DocsRepo `json:"repos"`
+	Completeness
 }
 
 // DocsPagesRequest is the body of kh.docs.pages: a repository's pages, by
@@ -264,4 +266,5 @@ type DocsPagesResponse struct {
 	Repo  string     `json:"repo"`
 	Pages []DocsPage `json:"pages"`
 	Total int        `json:"total"`
+	Completeness
 }

@@ -32,7 +32,10 @@ func (e *Engine) budgeted(req contract.SearchRequest, q string, kept []search.Hi
 	cost := func(en *search.Entry, text string) int {
 		return e.tokens(en.Source.Repo+" "+en.Source.Path+" "+strings.Join(en.HeadingPath, " ")) + e.tokens(text)
 	}
-	shown := map[*search.Entry]bool{}
+	// Sections are told apart by page and id: a coordinator's hits and the
+	// pages it fetches from shards are distinct entries of one section.
+	type section struct{ key, id string }
+	shown := map[section]bool{}
 	var chosen []search.Hit
 	for i, h := range kept {
 		text, cut := sectionBody(h.Entry), false
@@ -51,7 +54,7 @@ func (e *Engine) budgeted(req contract.SearchRequest, q string, kept []search.Hi
 		hit.Content, hit.ContentCut = text, cut
 		resp.Hits = append(resp.Hits, hit)
 		left -= c
-		shown[h.Entry] = true
+		shown[section{h.Entry.Source.Key, h.Entry.ID}] = true
 		chosen = append(chosen, h)
 	}
 	// The pages' context, nearest sections first, round-robin over the
@@ -62,13 +65,12 @@ func (e *Engine) budgeted(req contract.SearchRequest, q string, kept []search.Hi
 			key := h.Entry.Source.Key
 			page, ok := pages[key]
 			if !ok {
-				page = e.docs.Entries(key)
-				slices.SortFunc(page, func(a, b *search.Entry) int { return a.Ord - b.Ord })
+				page = e.pageEntries(key)
 				pages[key] = page
 			}
-			at := slices.Index(page, h.Entry)
+			at := slices.IndexFunc(page, func(en *search.Entry) bool { return en.ID == h.Entry.ID })
 			for _, j := range []int{at - dist, at + dist} {
-				if at < 0 || j < 0 || j >= len(page) || shown[page[j]] {
+				if at < 0 || j < 0 || j >= len(page) || shown[section{key, page[j].ID}] {
 					continue
 				}
 				en := page[j]
@@ -76,14 +78,14 @@ func (e *Engine) budgeted(req contract.SearchRequest, q string, kept []search.Hi
 					resp.Context = append(resp.Context, contract.ContextSection{Repo: en.Source.Repo, Path: en.Source.Path,
 						HeadingPath: en.HeadingPath, ChunkID: en.ID, Of: h.Entry.ID, Text: sectionBody(en)})
 					left -= c
-					shown[en] = true
+					shown[section{key, en.ID}] = true
 				}
 			}
 		}
 	}
 	resp.Tokens = req.MaxTokens - left
 	for _, s := range shadowed {
-		if shown[s.Winner.Entry] {
+		if shown[section{s.Winner.Entry.Source.Key, s.Winner.Entry.ID}] {
 			w := s.Winner.Entry
 			resp.Shadowed = append(resp.Shadowed, contract.ShadowedHit{SearchHit: e.hit(s.Hit, ps, termSet),
 				ShadowedBy: w.Source.Repo + ":" + w.Source.Path + "#" + w.ID, Reason: s.Reason})

@@ -40,9 +40,9 @@ func (e *Engine) SetEmbeddings(em Embeddings) {
 }
 
 // fuseEmbedding returns hits ranked by the fused score of Embeddings,
-// with the entries nearest to q that filter keeps added when more is
-// set, and how many entries it added.
-func (e *Engine) fuseEmbedding(hits []search.Hit, q []float32, filter func(*search.Entry) bool, more bool) ([]search.Hit, int) {
+// with the entries nearest to q that near gives added when more is set,
+// and how many entries it added.
+func (e *Engine) fuseEmbedding(hits []search.Hit, q []float32, near nearFunc, more bool) ([]search.Hit, int) {
 	em := e.emb
 	if em.Model == "" || em.Weight <= 0 || len(q) == 0 {
 		return hits, 0
@@ -72,24 +72,10 @@ func (e *Engine) fuseEmbedding(hits []search.Hit, q []float32, filter func(*sear
 	}
 	added := 0
 	if more {
-		var near []cand
-		e.docs.EachEntry(func(en *search.Entry) bool {
-			if in[en] || en.Source.EmbeddingModel != em.Model || len(en.Embedding) != len(q) || (filter != nil && !filter(en)) {
-				return true
-			}
-			c := cand{hit: search.Hit{Entry: en}, cos: semantic.Cosine(q, en.Embedding), hasVec: true}
-			if len(near) == em.Candidates && c.cos <= near[len(near)-1].cos {
-				return true
-			}
-			at, _ := slices.BinarySearchFunc(near, c.cos, func(a cand, cos float32) int { return cmp.Compare(cos, a.cos) })
-			near = slices.Insert(near, at, c)
-			if len(near) > em.Candidates {
-				near = near[:em.Candidates]
-			}
-			return true
-		})
-		cands = append(cands, near...)
-		added = len(near)
+		for _, n := range near(q, in, em.Candidates) {
+			cands = append(cands, cand{hit: search.Hit{Entry: n.entry}, cos: n.cos, hasVec: true})
+			added++
+		}
 	}
 	lo, hi, seen := float32(0), float32(0), false
 	for _, c := range cands {
@@ -129,4 +115,28 @@ func (e *Engine) fuseEmbedding(hits []search.Hit, q []float32, filter func(*sear
 		return cmp.Compare(a.Entry.Ord, b.Entry.Ord)
 	})
 	return out, added
+}
+
+// nearest returns the k entries of the docs index nearest to q with a
+// vector of the engine's model that filter keeps, best first, leaving out
+// those in skip.
+func (e *Engine) nearest(q []float32, filter func(*search.Entry) bool, skip map[*search.Entry]bool, k int) []nearEntry {
+	model := e.emb.Model
+	var near []nearEntry
+	e.docs.EachEntry(func(en *search.Entry) bool {
+		if skip[en] || en.Source.EmbeddingModel != model || len(en.Embedding) != len(q) || (filter != nil && !filter(en)) {
+			return true
+		}
+		c := nearEntry{entry: en, cos: semantic.Cosine(q, en.Embedding)}
+		if len(near) == k && c.cos <= near[len(near)-1].cos {
+			return true
+		}
+		at, _ := slices.BinarySearchFunc(near, c.cos, func(a nearEntry, cos float32) int { return cmp.Compare(cos, a.cos) })
+		near = slices.Insert(near, at, c)
+		if len(near) > k {
+			near = near[:k]
+		}
+		return true
+	})
+	return near
 }

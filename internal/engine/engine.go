@@ -64,6 +64,12 @@ type Engine struct {
 	sem     semState
 	emb     Embeddings
 
+	// shard and shardCount place the engine in a sharded deployment
+	// (SetShard); shards, when set, are the shards it coordinates docs
+	// searches across (SetShards).
+	shard, shardCount int
+	shards            Shards
+
 	mu       sync.Mutex
 	revision uint64 // last KH_INDEX revision applied
 	changed  chan struct{}
@@ -193,7 +199,8 @@ func (e *Engine) WithPageScoring(p PageScoring) *Engine {
 	sc := e.scoring
 	sc.Pages = p
 	v := &Engine{limits: e.limits, an: e.an, docs: e.docs, tools: e.tools, kb: e.kb,
-		changed: e.changed, scoring: sc, request: e.request, emb: e.emb}
+		changed: e.changed, scoring: sc, request: e.request, emb: e.emb,
+		shard: e.shard, shardCount: e.shardCount, shards: e.shards}
 	e.sem.mu.Lock()
 	v.sem.table, v.sem.mode = e.sem.table, e.sem.mode
 	e.sem.mu.Unlock()
@@ -228,7 +235,10 @@ func (e *Engine) Apply(key string, doc *contract.IndexDoc, revision uint64) {
 	if collection == contract.CollectionTools && doc != nil && doc.Tool != nil {
 		extra = doc.Tool
 	}
-	if ix != nil {
+	switch {
+	case collection == contract.CollectionDocs:
+		e.applyDocs(key, doc)
+	case ix != nil:
 		if doc == nil {
 			ix.Remove(key)
 		} else {
@@ -385,25 +395,10 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 	if st != nil {
 		terms = e.expandDocs(st, terms)
 	}
-	var filter func(*search.Entry) bool
-	if len(req.Repos) > 0 {
-		repos := make(map[string]bool, len(req.Repos))
-		for _, r := range req.Repos {
-			repos[r] = true
-		}
-		filter = func(en *search.Entry) bool { return repos[en.Source.Repo] }
-	}
+	var l string
 	if req.Lang != "" {
-		l, err := lang.Normalize(req.Lang)
-		if err != nil {
+		if l, err = lang.Normalize(req.Lang); err != nil {
 			return nil, badRequest("lang: %v", err)
-		}
-		// Pages too short to tell their language are kept.
-		inLang := func(en *search.Entry) bool { return en.Source.Lang == l || en.Source.Lang == "" }
-		if repos := filter; repos != nil {
-			filter = func(en *search.Entry) bool { return repos(en) && inLang(en) }
-		} else {
-			filter = inLang
 		}
 	}
 	// Fetch more than topK so that conflict losers can be replaced, and
@@ -417,31 +412,37 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		limit = max(limit, phraseCandidates)
 	}
 	limit = max(limit, e.scoring.Pages.Depth) // page evidence is gathered over the same depth for every topK
-	hits, total := e.docs.Search(search.Query{Terms: terms, Filter: filter, Limit: limit})
+	hits, total, view, near, missing := e.retrieve(terms, req.Repos, l, limit, req.Embedding)
 	if len(pterms) > 0 {
 		hits = filterPhrases(e.an, hits, pterms)
 		total = len(hits)
 	}
-	rankPages(e.docs, hits, terms, e.scoring.Pages, lang.Query(text))
+	rankPages(view, hits, terms, e.scoring.Pages, lang.Query(text))
 	ps := highlight.New(termSet)
 	defer ps.Release()
 	boostProximity(hits, ps)
 	if len(req.Embedding) > 0 && (req.Semantic == nil || *req.Semantic) {
 		var added int
-		hits, added = e.fuseEmbedding(hits, req.Embedding, filter, len(pterms) == 0)
+		hits, added = e.fuseEmbedding(hits, req.Embedding, near, len(pterms) == 0)
 		total += added
 	}
-	kept, shadowed := Resolve(hits, e.docs)
+	kept, shadowed := Resolve(hits, view)
 	if req.Group == contract.GroupPages {
 		kept = distinctPages(kept)
 	}
 	if len(kept) > topK {
 		kept = kept[:topK]
 	}
-	if req.MaxTokens > 0 {
-		return e.budgeted(req, q, kept, shadowed, total, ps, termSet, start), nil
+	var done contract.Completeness
+	if len(missing) > 0 {
+		done = contract.Completeness{Partial: true, MissingShards: missing}
 	}
-	resp := &contract.SearchResponse{Query: q, Hits: make([]contract.SearchHit, 0, len(kept)), Total: total}
+	if req.MaxTokens > 0 {
+		resp := e.budgeted(req, q, kept, shadowed, total, ps, termSet, start)
+		resp.Completeness = done
+		return resp, nil
+	}
+	resp := &contract.SearchResponse{Query: q, Hits: make([]contract.SearchHit, 0, len(kept)), Total: total, Completeness: done}
 	shown := make(map[*search.Entry]bool, len(kept))
 	if req.NoSnippet {
 		termSet = nil

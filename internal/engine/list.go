@@ -29,6 +29,11 @@ func (e *Engine) ListRepos() *contract.DocsReposResponse {
 		r.Sections += chunks
 		r.LastSeq = max(r.LastSeq, s.SourceSeq)
 	})
+	return sortedRepos(byRepo)
+}
+
+// sortedRepos lists repositories by priority, then name.
+func sortedRepos(byRepo map[string]*contract.DocsRepo) *contract.DocsReposResponse {
 	resp := &contract.DocsReposResponse{Repos: make([]contract.DocsRepo, 0, len(byRepo))}
 	for _, r := range byRepo {
 		resp.Repos = append(resp.Repos, *r)
@@ -45,9 +50,14 @@ func (e *Engine) ListPages(req contract.DocsPagesRequest) (*contract.DocsPagesRe
 	if req.Offset < 0 || req.Limit < 0 {
 		return nil, badRequest("offset and limit must not be negative")
 	}
+	return e.listPages(req, MaxPagesLimit)
+}
+
+// listPages is ListPages with a window of at most maxLimit pages.
+func (e *Engine) listPages(req contract.DocsPagesRequest, maxLimit int) (*contract.DocsPagesResponse, error) {
 	limit := cmp.Or(req.Limit, DefaultPagesLimit)
-	if limit > MaxPagesLimit {
-		return nil, badRequest("limit %d is over %d", limit, MaxPagesLimit)
+	if limit > maxLimit {
+		return nil, badRequest("limit %d is over %d", limit, maxLimit)
 	}
 	var pages []contract.DocsPage
 	e.docs.EachSource(func(s *search.Source, chunks int) {

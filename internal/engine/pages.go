@@ -115,7 +115,7 @@ func DefaultPageScoring() PageScoring {
 // rankPages rescores the head of hits (sorted, from Search on ix with
 // terms) with the evidence of PageScoring and re-sorts it.
 // qlang is the query's language, "" when unknown.
-func rankPages(ix *search.Index, hits []search.Hit, terms []search.Term, p PageScoring, qlang string) {
+func rankPages(ix pageView, hits []search.Hit, terms []search.Term, p PageScoring, qlang string) {
 	n := min(len(hits), p.Depth)
 	coord := p.Coord > 0 || p.PageCoord > 0
 	roles := p.Legacy > 0 || p.Dated > 0
@@ -254,7 +254,7 @@ func groupShare(m uint64, weights []float64, total float64) float64 {
 // weigh the repositories by it.
 const minFocusHead = 4
 
-func repoLift(ix *search.Index, head []search.Hit, own []float64, f float64) map[string]float64 {
+func repoLift(ix pageView, head []search.Hit, own []float64, f float64) map[string]float64 {
 	var repos []string
 	var score []float64
 	total := 0.0

@@ -44,6 +44,9 @@ type Collection struct {
 	repos bool
 	// embed embeds queries for fusion (SetEmbeddings).
 	embed *embedding.Client
+	// tees are engines every document is applied to besides engine: the
+	// shards of a sharded view of the collection.
+	tees []*engine.Engine
 
 	// Docs and Chunks count what was indexed; IndexTime is how long
 	// reading, chunking, analysis and indexing took.
@@ -237,6 +240,9 @@ func (c *Collection) addMarkdown(ctx context.Context, name, dir string, opts Mar
 			}
 		}
 		c.engine.Apply(contract.DocKey(name, rel), doc, seq)
+		for _, t := range c.tees {
+			t.Apply(contract.DocKey(name, rel), doc, seq)
+		}
 		docs.Add(1)
 		chunks.Add(int64(len(cs)))
 		return nil

@@ -59,12 +59,12 @@ func sameRankings(t *testing.T, name string, a, b *Collection, queries []Query) 
 		}
 		if !slices.Equal(ra, rb) {
 			if differ++; differ <= 3 {
-				t.Errorf("%s: query %s ranks otherwise from the segment", name, q.ID)
+				t.Errorf("%s: query %s ranks otherwise", name, q.ID)
 			}
 		}
 	}
 	if differ > 0 {
-		t.Errorf("%s: %d of %d queries rank otherwise from the segment", name, differ, len(queries))
+		t.Errorf("%s: %d of %d queries rank otherwise", name, differ, len(queries))
 	} else {
 		t.Logf("%s: %d queries rank alike", name, len(queries))
 	}

@@ -46,6 +46,15 @@ type Config struct {
 	// Deps.SegmentDir). knowhub up keeps it in <dataDir>/segments when
 	// this is empty; a replica process keeps none unless it is set.
 	SegmentDir string `json:"segmentDir,omitempty"`
+	// Shards, when above 1, splits the docs collection into that many
+	// shards, and Shard (0 to Shards-1) is the one this replica searches;
+	// it holds every other page's statistics only, and coordinates the
+	// docs requests it receives across one replica of every shard, each
+	// within ShardTimeoutMs (default 2000). The environment's
+	// KNOWHUB_SHARD ("<shard>/<shards>") sets both.
+	Shards         int `json:"shards,omitempty"`
+	Shard          int `json:"shard,omitempty"`
+	ShardTimeoutMs int `json:"shardTimeoutMs,omitempty"`
 }
 
 // Limits are the engine limits of c.
@@ -69,6 +78,14 @@ func (c Config) Validate() error {
 	}
 	if c.Queue < 0 {
 		errs = append(errs, errors.New("queue: must be at least 0 (0 means the default, 1024)"))
+	}
+	if c.Shards < 0 || c.Shards > contract.MaxShards {
+		errs = append(errs, fmt.Errorf("shards: must be 0 to %d (0 or 1: not sharded)", contract.MaxShards))
+	} else if c.Shard < 0 || c.Shard >= max(c.Shards, 1) {
+		errs = append(errs, fmt.Errorf("shard: must be 0 to shards-1 (%d)", max(c.Shards, 1)-1))
+	}
+	if c.ShardTimeoutMs < 0 {
+		errs = append(errs, errors.New("shardTimeoutMs: must be at least 0 (0 means the default, 2000)"))
 	}
 	return errors.Join(errs...)
 }
@@ -132,6 +149,13 @@ func New(cfg Config, deps Deps) (*Replica, error) {
 	}
 	e := engine.NewWithAnalyzer(cfg.Limits(), engine.DefaultScoring(), deps.Analyzer)
 	e.SetSemantic(cfg.Semantic)
+	e.SetShard(cfg.Shard, cfg.Shards)
+	if cfg.Shards > 1 && deps.SegmentDir != "" {
+		// A segment holds a replica's own entries, not the statistics
+		// of the other shards' pages: a shard replays the bucket.
+		deps.Logger.Info("a sharded replica keeps no segment: it loads from the bucket", "shard", cfg.Shard, "shards", cfg.Shards)
+		deps.SegmentDir = ""
+	}
 	return &Replica{
 		js:     deps.JS,
 		log:    deps.Logger.With("component", Stage),

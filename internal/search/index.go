@@ -1391,6 +1391,11 @@ type scored struct {
 	s   float64
 }
 
+// SortHits sorts hits best first, ties as Search breaks them: the hits of
+// several indexes of one collection's shards merge into the order one
+// index of the whole collection gives them.
+func SortHits(hits []Hit) { sortDesc(hits) }
+
 // sortDesc sorts hits best first.
 func sortDesc(hits []Hit) {
 	slices.SortFunc(hits, func(a, b Hit) int {
