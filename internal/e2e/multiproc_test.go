@@ -118,6 +118,12 @@ type proc struct {
 
 func start(t *testing.T, bin, name, logDir string, args ...string) *proc {
 	t.Helper()
+	return startEnv(t, bin, name, logDir, nil, args...)
+}
+
+// startEnv is start with variables added to the process's environment.
+func startEnv(t *testing.T, bin, name, logDir string, env []string, args ...string) *proc {
+	t.Helper()
 	logf, err := os.Create(filepath.Join(logDir, fmt.Sprintf("%s-%d.log", name, time.Now().UnixNano())))
 	if err != nil {
 		t.Fatal(err)
@@ -125,6 +131,9 @@ func start(t *testing.T, bin, name, logDir string, args ...string) *proc {
 	stage := strings.TrimRight(name, "0123456789")
 	cmd := exec.Command(filepath.Join(bin, stage), args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
