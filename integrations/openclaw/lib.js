@@ -225,8 +225,13 @@ export function formatDocs(query, body, { hitChars = HIT_CHARS, replyChars = REP
   for (const s of body?.shadowed ?? []) {
     out.push(`shadowed: ${oneLine(s.repo)}:${oneLine(s.path)} by ${oneLine(s.shadowed_by)} (${oneLine(s.reason)})`);
   }
+  if (body?.partial) out.push(PARTIAL_NOTE);
   return out.join("\n\n");
 }
+
+// PARTIAL_NOTE closes a reply that a shard of a sharded knowhub did not
+// answer in time: results on its pages are missing.
+export const PARTIAL_NOTE = "partial results: a shard of the index did not answer";
 
 // docEngineResults is a docs reply in the doc-engine plugin's own shape,
 // for prompts and skills written against it (docsOutput "doc-engine"):

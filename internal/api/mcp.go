@@ -402,10 +402,14 @@ func call[Req, Resp any](t *mcpTools, ctx context.Context, req *mcp.CallToolRequ
 // indexingNote is the content that opens a search result from a partial
 // index: a line saying so, or nothing.
 func indexingNote(c contract.Completeness) []mcp.Content {
-	if !c.Indexing {
-		return nil
+	var out []mcp.Content
+	if c.Indexing {
+		out = append(out, text(contract.IndexingNote))
 	}
-	return []mcp.Content{text(contract.IndexingNote)}
+	if c.Partial {
+		out = append(out, text(contract.PartialNote))
+	}
+	return out
 }
 
 // docsResourceTemplate is the URI template of a docs page resource.

@@ -141,6 +141,9 @@ func printIndexing(w io.Writer, c contract.Completeness) {
 	if c.Indexing {
 		fmt.Fprintln(w, contract.IndexingNote)
 	}
+	if c.Partial {
+		fmt.Fprintln(w, contract.PartialNote)
+	}
 }
 
 type stringList []string

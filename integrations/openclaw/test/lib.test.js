@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import {
-  resolveConfig, managedConfig, Client, formatDocs, formatKB, formatSave, formatTools, validateSave, cut, cutMarkdown, Reminders, INTRO, REMINDER,
+  resolveConfig, managedConfig, Client, formatDocs, PARTIAL_NOTE, formatKB, formatSave, formatTools, validateSave, cut, cutMarkdown, Reminders, INTRO, REMINDER,
   sanitizeText, sanitizeMessages, conversationAccess,
   normalizeTypes, docEngineNotice, docEngineStats, OfflineQueue, ResultCache, stateDirOf, docEngineResults,
 } from "../lib.js";
@@ -89,6 +89,12 @@ test("formatDocs: path, heading, score, bounded text, shadowed line, no injected
   assert.match(t, /shadowed: ext:gateway\/heartbeat\.md by core:gateway\/heartbeat\.md#1 \(priority\)/);
   assert.ok(t.length < 1200, `reply ${t.length} chars`);
   assert.equal(formatDocs("q", { hits: [] }), 'No documentation sections match "q".');
+});
+
+test("formatDocs: a partial reply says so, a whole one does not", () => {
+  const body = { hits: [{ repo: "docs", path: "a.md", score: 1, snippet: "text" }] };
+  assert.ok(!formatDocs("q", body).includes("partial"));
+  assert.ok(formatDocs("q", { ...body, partial: true, missing_shards: [1] }).endsWith(PARTIAL_NOTE));
 });
 
 test("formatDocs: a section's Markdown arrives as written, fence, inline code, link and table", () => {
