@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/knowhub/knowhub/internal/app"
+	"github.com/knowhub/knowhub/internal/config"
 )
 
 // Stage runs one worker (`cmd/watcher`, `cmd/chunker`, `cmd/indexer`,
@@ -16,9 +17,10 @@ import (
 func Stage(ctx context.Context, name string, stages app.Stages, args []string, stdout, stderr io.Writer) int {
 	c := newCommon(name, name+" [flags]", stdout, stderr)
 	cpuProfile := c.fs.String("cpuprofile", "", "write a CPU profile of the worker to `file` until it stops")
-	var httpListen, metricsListen *string
+	var httpListen, metricsListen, shard *string
 	if stages.Query {
 		httpListen = c.fs.String("http", "", "HTTP API `host:port`, or off (default 127.0.0.1:7700); it serves /metrics, /healthz and /readyz too")
+		shard = c.fs.String("shard", "", "search shard `i/n` of the docs pages, such as 0/2 (query.shard and query.shards; default: every page)")
 	} else {
 		metricsListen = c.fs.String("metrics", "", "serve /metrics, /healthz and /readyz on `host:port` (default off)")
 	}
@@ -32,6 +34,13 @@ func Stage(ctx context.Context, name string, stages app.Stages, args []string, s
 		}
 		if httpListen != nil && *httpListen != "" {
 			cfg.HTTP.Listen = *httpListen
+		}
+		if shard != nil && *shard != "" {
+			i, n, err := config.ParseShard(*shard)
+			if err != nil {
+				return usageError{fmt.Errorf("--shard: %w", err)}
+			}
+			cfg.Query.Shard, cfg.Query.Shards = i, n
 		}
 		if err := cfg.Validate(); err != nil {
 			return err

@@ -102,11 +102,8 @@ func (c *Config) ApplyEnv(lookup func(string) (string, bool)) error {
 		c.NATS.Listen = v
 	}
 	if v, ok := get(EnvShard); ok {
-		i, n, found := strings.Cut(v, "/")
-		shard, err1 := strconv.Atoi(strings.TrimSpace(i))
-		shards, err2 := strconv.Atoi(strings.TrimSpace(n))
-		if !found || err1 != nil || err2 != nil {
-			problems = append(problems, fmt.Errorf("%s: %q is not <shard>/<shards>, such as 0/2", EnvShard, v))
+		if shard, shards, err := ParseShard(v); err != nil {
+			problems = append(problems, fmt.Errorf("%s: %w", EnvShard, err))
 		} else {
 			c.Query.Shard, c.Query.Shards = shard, shards
 		}
@@ -193,4 +190,17 @@ func (f *ClientFlags) Apply(n *NATS) {
 		set[i] = v
 	})
 	applyNATS(n, set)
+}
+
+// ParseShard reads a query replica's shard as "<shard>/<shards>", such as
+// 0/2 (KNOWHUB_SHARD, `knowhub worker query --shard`); Validate checks
+// the numbers.
+func ParseShard(v string) (shard, shards int, err error) {
+	i, n, found := strings.Cut(v, "/")
+	shard, err1 := strconv.Atoi(strings.TrimSpace(i))
+	shards, err2 := strconv.Atoi(strings.TrimSpace(n))
+	if !found || err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("%q is not <shard>/<shards>, such as 0/2", v)
+	}
+	return shard, shards, nil
 }

@@ -196,3 +196,39 @@ func TestLogValueHidesSecrets(t *testing.T) {
 		t.Errorf("log lost non-secret fields: %s", out)
 	}
 }
+
+// KNOWHUB_SHARD sets a query replica's shard and shard count; a value
+// that is not <shard>/<shards>, or a shard outside the count, is an error
+// that names the setting.
+func TestShardFromEnv(t *testing.T) {
+	shardEnv := func(v string) func(string) (string, bool) {
+		return func(name string) (string, bool) {
+			if name == EnvShard {
+				return v, true
+			}
+			return "", false
+		}
+	}
+	c := Default()
+	if err := c.ApplyEnv(shardEnv("1/3")); err != nil || c.Query.Shard != 1 || c.Query.Shards != 3 {
+		t.Fatalf("1/3: shard %d of %d, %v", c.Query.Shard, c.Query.Shards, err)
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("1/3: %v", err)
+	}
+	for _, bad := range []string{"1", "a/2", "1/b", "1-2"} {
+		c := Default()
+		if err := c.ApplyEnv(shardEnv(bad)); err == nil || !strings.Contains(err.Error(), EnvShard) {
+			t.Errorf("%q: %v, want an error naming %s", bad, err, EnvShard)
+		}
+	}
+	for _, bad := range []string{"2/2", "-1/2", "0/65"} {
+		c := Default()
+		if err := c.ApplyEnv(shardEnv(bad)); err != nil {
+			t.Fatalf("%q: %v", bad, err)
+		}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "shard") {
+			t.Errorf("%q: %v, want a shard error", bad, err)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/knowhub/knowhub/internal/cli"
+	"github.com/knowhub/knowhub/internal/config"
 	"github.com/knowhub/knowhub/internal/contract"
 	"github.com/knowhub/knowhub/internal/natstest"
 )
@@ -122,6 +123,34 @@ func TestComposeDeployment(t *testing.T) {
 			t.Errorf("no service runs the %s", stage)
 		}
 	}
+	// The query services serve every shard of one count, each with two
+	// replicas at least.
+	shardReplicas := map[string]int{}
+	shardCount := 0
+	for _, name := range workerNames {
+		s := cf.Services[name]
+		if s.Command[0] != "query" {
+			continue
+		}
+		i := slices.Index(s.Command, "--shard")
+		if i < 0 || i+1 >= len(s.Command) {
+			t.Fatalf("%s runs a query replica without --shard", name)
+		}
+		shard, n, err := config.ParseShard(s.Command[i+1])
+		if err != nil || shardCount != 0 && n != shardCount {
+			t.Fatalf("%s: --shard %s: %v (other services have %d shards)", name, s.Command[i+1], err, shardCount)
+		}
+		shardCount = n
+		shardReplicas[fmt.Sprint(shard)] += max(1, s.Deploy.Replicas)
+	}
+	if shardCount < 2 || len(shardReplicas) != shardCount {
+		t.Fatalf("query services serve shards %v of %d", shardReplicas, shardCount)
+	}
+	for shard, n := range shardReplicas {
+		if n < 2 {
+			t.Errorf("shard %s has %d replica", shard, n)
+		}
+	}
 	checkDockerfile(t)
 
 	servers := startClusterFrom(t, deployNATSConf, natsNames, func(name string) map[string]string { return cf.Services[name].Environment })
@@ -220,6 +249,12 @@ func TestComposeDeployment(t *testing.T) {
 		return json.Unmarshal(msg.Data, &resp) == nil && len(resp.Hits) == 1 && resp.Hits[0].Path == "deploy.md"
 	}
 	natstest.WaitFor(t, 60*time.Second, "the mounted page searchable through the deployment", found)
+	natstest.WaitFor(t, 30*time.Second, "every shard to answer", func() bool {
+		msg, err := nc.Request(contract.SubjectStats, []byte("{}"), 5*time.Second)
+		var st contract.StatsResponse
+		return err == nil && json.Unmarshal(msg.Data, &st) == nil && st.Shards == shardCount && !st.Partial &&
+			st.Collections[contract.CollectionDocs].Chunks == 1
+	})
 
 	// Every replica logs its address once it runs; the search above needs
 	// only one of each stage.
@@ -260,6 +295,11 @@ func checkHealth(t *testing.T, cf composeFile, workerNames []string, logs string
 	for _, m := range started.FindAllStringSubmatch(logs, -1) {
 		addrs[m[1]] = append(addrs[m[1]], m[2])
 	}
+	// Several services may run one stage (the shards' query replicas).
+	perStage := map[string]int{}
+	for _, name := range workerNames {
+		perStage[cf.Services[name].Command[0]] += max(1, cf.Services[name].Deploy.Replicas)
+	}
 	for _, name := range workerNames {
 		s := cf.Services[name]
 		stage, test := s.Command[0], s.Healthcheck.Test
@@ -276,8 +316,8 @@ func checkHealth(t *testing.T, cf composeFile, workerNames []string, logs string
 		if want := "http://127.0.0.1:" + port + "/readyz"; test[3] != want {
 			t.Errorf("%s: health check probes %s, want %s", name, test[3], want)
 		}
-		if len(addrs[stage]) != max(1, s.Deploy.Replicas) {
-			t.Errorf("%s: %d replicas logged their address (%v), want %d", name, len(addrs[stage]), addrs[stage], max(1, s.Deploy.Replicas))
+		if len(addrs[stage]) != perStage[stage] {
+			t.Errorf("%s: %d replicas of the %s logged their address (%v), want %d", name, len(addrs[stage]), stage, addrs[stage], perStage[stage])
 		}
 		for _, addr := range addrs[stage] {
 			var out, errOut bytes.Buffer
