@@ -1,6 +1,9 @@
 package search
 
-import "slices"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // An index may hold, besides the entries it searches, the statistics of
 // entries another index searches: the documents of the other shards of
@@ -17,10 +20,24 @@ type remote struct {
 	repo    string
 	entries int
 	lens    [MaxFields]uint64
-	// lists are the posting list ids of the document's terms, and counts
-	// how many of its entries hold each.
-	lists  []uint32
-	counts []uint32
+	// terms holds the posting list ids of the document's terms,
+	// ascending, each as a uvarint of its difference from the one before
+	// followed by a uvarint of how many of the document's entries hold
+	// it: about 3 bytes a term where two uint32s take 8, and a shard holds
+	// this of every other shard's page.
+	terms []byte
+}
+
+// eachTerm calls fn with each posting list id of r and its entry count.
+func (r *remote) eachTerm(fn func(id, n uint32)) {
+	id := uint64(0)
+	for b := r.terms; len(b) > 0; {
+		d, k := binary.Uvarint(b)
+		n, m := binary.Uvarint(b[k:])
+		b = b[k+m:]
+		id += d
+		fn(uint32(id), uint32(n))
+	}
 }
 
 // PutStats replaces whatever the index holds of the source key (entries
@@ -67,16 +84,25 @@ func (ix *Index) PutStats(key string, doc *Doc) {
 			r.lens[f] += uint64(lens[f])
 		}
 	}
+	type held struct{ id, n uint32 }
+	var terms []held
 	for t, n := range counts {
 		if n == 0 {
 			continue
 		}
 		id := ix.listID(doc.Vocab[t])
 		ix.lists[id].remote += n
-		r.lists = append(r.lists, id)
-		r.counts = append(r.counts, n)
+		terms = append(terms, held{id, n})
 	}
-	r.lists, r.counts = slices.Clip(r.lists), slices.Clip(r.counts)
+	slices.SortFunc(terms, func(a, b held) int { return int(a.id) - int(b.id) })
+	buf := make([]byte, 0, 3*len(terms))
+	prev := uint32(0)
+	for _, h := range terms {
+		buf = binary.AppendUvarint(buf, uint64(h.id-prev))
+		buf = binary.AppendUvarint(buf, uint64(h.n))
+		prev = h.id
+	}
+	r.terms = slices.Clip(buf)
 	for f := range r.lens {
 		ix.sumLen[f] += r.lens[f]
 	}
@@ -99,14 +125,14 @@ func (ix *Index) removeRemote(key string) {
 		return
 	}
 	delete(ix.remotes, key)
-	for i, id := range r.lists {
+	r.eachTerm(func(id, n uint32) {
 		pl := &ix.lists[id]
-		pl.remote -= r.counts[i]
+		pl.remote -= n
 		if pl.df == 0 && pl.remote == 0 {
 			ix.terms.remove(id)
 			*pl = postingList{}
 		}
-	}
+	})
 	for f := range r.lens {
 		ix.sumLen[f] -= r.lens[f]
 	}
