@@ -48,13 +48,14 @@ func (e *Engine) Restore(snaps map[string]*search.Snapshot, revision uint64) err
 	return nil
 }
 
-// Keys returns the KH_INDEX key of every source the engine holds.
+// Keys returns the KH_INDEX key of every source the engine holds, those
+// of other shards' pages it holds the statistics of included.
 func (e *Engine) Keys() []string {
 	var keys []string
 	for _, c := range Collections {
 		e.index(c).EachSource(func(s *search.Source, _ int) { keys = append(keys, s.Key) })
 	}
-	return keys
+	return append(keys, e.docs.RemoteKeys()...)
 }
 
 // EncodeExtra encodes the Extra an engine keeps on a source of collection

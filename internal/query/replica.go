@@ -150,12 +150,6 @@ func New(cfg Config, deps Deps) (*Replica, error) {
 	e := engine.NewWithAnalyzer(cfg.Limits(), engine.DefaultScoring(), deps.Analyzer)
 	e.SetSemantic(cfg.Semantic)
 	e.SetShard(cfg.Shard, cfg.Shards)
-	if cfg.Shards > 1 && deps.SegmentDir != "" {
-		// A segment holds a replica's own entries, not the statistics
-		// of the other shards' pages: a shard replays the bucket.
-		deps.Logger.Info("a sharded replica keeps no segment: it loads from the bucket", "shard", cfg.Shard, "shards", cfg.Shards)
-		deps.SegmentDir = ""
-	}
 	return &Replica{
 		js:     deps.JS,
 		log:    deps.Logger.With("component", Stage),

@@ -146,6 +146,9 @@ func (s *Replica) restore(seg *segment.Segment) (uint64, error) {
 			return 0, fmt.Errorf("segment of %s built for %q, this build is %q", c, got, want)
 		}
 	}
+	if m.Shard != s.shard() {
+		return 0, fmt.Errorf("segment of shard %q, this replica's is %q", m.Shard, s.shard())
+	}
 	snaps := make(map[string]*search.Snapshot, len(engine.Collections))
 	for _, c := range engine.Collections {
 		if !seg.Has(c) {
@@ -219,7 +222,7 @@ func (s *Replica) saveSegment(quiet *time.Timer) {
 	for _, c := range engine.Collections {
 		cols = append(cols, segment.Collection{Name: c, Snapshot: snaps[c]})
 	}
-	meta := segment.Meta{Revision: rev, Bucket: st.bucket, Builds: builds(), StaleDocs: s.StaleDocs(), Written: time.Now().UTC()}
+	meta := segment.Meta{Revision: rev, Bucket: st.bucket, Builds: builds(), StaleDocs: s.StaleDocs(), Shard: s.shard(), Written: time.Now().UTC()}
 	st.written = rev
 	done := make(chan struct{})
 	st.busy = done
@@ -235,4 +238,14 @@ func (s *Replica) saveSegment(quiet *time.Timer) {
 		s.log.Info("index segment written", "path", path, "revision", rev, "snapshot", took.Round(time.Millisecond),
 			"took", time.Since(start).Round(time.Millisecond))
 	}()
+}
+
+// shard names the replica's docs shard as a segment records it: "" when
+// not sharded, else "<shard>/<shards>".
+func (s *Replica) shard() string {
+	i, n := s.engine.Shard()
+	if n <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", i, n)
 }

@@ -46,7 +46,16 @@ func putPage(t testing.TB, kv jetstream.KeyValue, an *analysis.Analyzer, seq uin
 // ready; stop ends it early.
 func replica(t testing.TB, js jetstream.JetStream, dir string, logs *natstest.LogBuffer) (r *Replica, stop func()) {
 	t.Helper()
-	r, err := New(Config{}, Deps{JS: js, Logger: slog.New(slog.NewTextHandler(logs, nil)), SegmentDir: dir, SegmentQuiet: 50 * time.Millisecond})
+	return replicaWith(t, Config{}, js, dir, logs)
+}
+
+// replicaWith is replica with a configuration.
+func replicaWith(t testing.TB, cfg Config, js jetstream.JetStream, dir string, logs *natstest.LogBuffer) (r *Replica, stop func()) {
+	t.Helper()
+	if cfg.DefaultTopK == 0 {
+		cfg.DefaultTopK, cfg.MaxTopK = 10, 100
+	}
+	r, err := New(cfg, Deps{JS: js, Logger: slog.New(slog.NewTextHandler(logs, nil)), SegmentDir: dir, SegmentQuiet: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

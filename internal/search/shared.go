@@ -2,6 +2,7 @@ package search
 
 import (
 	"encoding/binary"
+	"maps"
 	"slices"
 )
 
@@ -171,4 +172,12 @@ func (ix *Index) TermSetOf(terms []string) TermSet {
 		idf[k] = ix.idf(ix.lists[id].n())
 	}
 	return TermSet{IDs: ids, IDF: idf}
+}
+
+// RemoteKeys returns the keys of the documents the index holds the
+// statistics of.
+func (ix *Index) RemoteKeys() []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return slices.Collect(maps.Keys(ix.remotes))
 }

@@ -155,6 +155,17 @@ func TestShardsScoreAsOneIndex(t *testing.T) {
 				}
 			}
 			check("loaded")
+			// Each shard restarts from a snapshot of itself: the other
+			// shards' statistics come back with its entries, and later
+			// updates apply to them.
+			for i, ix := range s.shards {
+				restored := mustNew(t, p)
+				if err := restored.Restore(ix.Snapshot()); err != nil {
+					t.Fatal(err)
+				}
+				s.shards[i] = restored
+			}
+			check("restored")
 			for d := 0; d < 200; d += 3 {
 				seq++
 				s.put(fmt.Sprint("docs.r.", d), mkdoc(d, seq))

@@ -3,6 +3,7 @@ package search
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -45,6 +46,16 @@ type Snapshot struct {
 	// are consecutive and share their *Source. Their term lists and
 	// ordinals are in the arrays above, not in the entries.
 	Entries []*Entry
+
+	// Remotes are the documents the index holds the statistics of (see
+	// PutStats), ascending by key: each one's repository, entry count,
+	// MaxFields field length sums in RemoteLens, and its terms as the
+	// index encodes them, RemoteTerms[RemoteTermEnds[i-1]:RemoteTermEnds[i]].
+	RemoteKeys, RemoteRepos []string
+	RemoteEntries           []uint64
+	RemoteLens              []uint64
+	RemoteTermEnds          []uint64
+	RemoteTerms             []byte
 }
 
 // Snapshot returns the index's content under the read lock. The entries
@@ -97,6 +108,15 @@ func (ix *Index) Snapshot() *Snapshot {
 			}
 		}
 		s.ListEnds[id] = uint64(len(s.PostDocs))
+	}
+	for _, key := range slices.Sorted(maps.Keys(ix.remotes)) {
+		r := ix.remotes[key]
+		s.RemoteKeys = append(s.RemoteKeys, key)
+		s.RemoteRepos = append(s.RemoteRepos, r.repo)
+		s.RemoteEntries = append(s.RemoteEntries, uint64(r.entries))
+		s.RemoteLens = append(s.RemoteLens, r.lens[:]...)
+		s.RemoteTerms = append(s.RemoteTerms, r.terms...)
+		s.RemoteTermEnds = append(s.RemoteTermEnds, uint64(len(s.RemoteTerms)))
 	}
 	return s
 }
@@ -202,13 +222,43 @@ func (ix *Index) Restore(s *Snapshot) error {
 		sources[k] = slices.Clip(list)
 	}
 
+	// The statistics of other shards' documents.
+	var remotes map[string]*remote
+	remoteEntries := 0
+	from = 0
+	for i, key := range s.RemoteKeys {
+		if remotes == nil {
+			remotes = make(map[string]*remote, len(s.RemoteKeys))
+		}
+		r := &remote{repo: s.RemoteRepos[i], entries: int(s.RemoteEntries[i]), terms: slices.Clone(s.RemoteTerms[from:s.RemoteTermEnds[i]])}
+		from = s.RemoteTermEnds[i]
+		copy(r.lens[:], s.RemoteLens[i*MaxFields:(i+1)*MaxFields])
+		bad := false
+		r.eachTerm(func(id, n uint32) {
+			if int(id) >= len(lists) || dead[id] {
+				bad = true
+				return
+			}
+			lists[id].remote += n
+		})
+		if bad {
+			return fmt.Errorf("snapshot's remote document %s names a term it does not hold", key)
+		}
+		for f := range r.lens {
+			sumLen[f] += r.lens[f]
+		}
+		repoEntries[r.repo] += r.entries
+		remoteEntries += r.entries
+		remotes[key] = r
+	}
+
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.gen++
 	ix.entries, ix.stats, ix.maxBoost = entries, stats, s.MaxBoost
 	ix.sources, ix.terms, ix.lists, ix.vocab = sources, terms, lists, vocab
 	ix.alive, ix.dead, ix.repoEntries, ix.sumLen = len(entries), 0, repoEntries, sumLen
-	ix.remotes, ix.remoteEntries = nil, 0
+	ix.remotes, ix.remoteEntries = remotes, remoteEntries
 	ix.applied = s.Applied
 	ix.impactsReset()
 	return nil
@@ -247,6 +297,10 @@ func (ix *Index) Check(s *Snapshot) error {
 		return errors.New("snapshot's terms do not end with its term bytes")
 	case entries > 0 && s.TermRefEnds[entries-1] != uint64(len(s.EntryTerms)):
 		return errors.New("snapshot's entry terms do not end with its term references")
+	}
+	if nr := len(s.RemoteKeys); len(s.RemoteRepos) != nr || len(s.RemoteEntries) != nr || len(s.RemoteLens) != nr*MaxFields ||
+		len(s.RemoteTermEnds) != nr || nr > 0 && s.RemoteTermEnds[nr-1] != uint64(len(s.RemoteTerms)) || !slices.IsSorted(s.RemoteTermEnds) {
+		return errors.New("snapshot's remote document arrays disagree")
 	}
 	if !slices.IsSorted(s.TermEnds) || !slices.IsSorted(s.ListEnds) || !slices.IsSorted(s.TermRefEnds) {
 		return errors.New("snapshot's offsets are not ascending")

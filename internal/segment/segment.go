@@ -25,7 +25,10 @@ type Meta struct {
 	// version the replica that wrote it expected.
 	Builds map[string]string `json:"builds"`
 	// StaleDocs is the replica's StaleDocs when it wrote the segment.
-	StaleDocs string    `json:"stale_docs,omitempty"`
+	StaleDocs string `json:"stale_docs,omitempty"`
+	// Shard is the docs shard of the replica that wrote it, "<shard>/<shards>",
+	// empty when not sharded: a segment serves replicas of its shard only.
+	Shard     string    `json:"shard,omitempty"`
 	Written   time.Time `json:"written"`
 }
 
@@ -43,6 +46,10 @@ type collectionInfo struct {
 	MaxBoost     float64  `json:"max_boost"`
 	Entries      int      `json:"entries"`
 	Sources      int      `json:"sources"`
+	// Remotes counts the documents of other shards whose statistics the
+	// index holds (search.Index.PutStats); their columns are there only
+	// then.
+	Remotes int `json:"remotes,omitempty"`
 }
 
 // Write writes cols and meta to a segment file at path, atomically: a
@@ -81,7 +88,7 @@ func writeCollection(w *writer, c Collection, encode func(string, any) ([]byte, 
 		srcEnds[len(srcEnds)-1] = uint64(i + 1)
 	}
 	info, err := json.Marshal(collectionInfo{Fields: s.Fields, OutlineField: s.OutlineField, Applied: s.Applied, MaxBoost: s.MaxBoost,
-		Entries: len(s.Entries), Sources: len(sources)})
+		Entries: len(s.Entries), Sources: len(sources), Remotes: len(s.RemoteKeys)})
 	if err != nil {
 		return err
 	}
@@ -146,6 +153,14 @@ func writeCollection(w *writer, c Collection, encode func(string, any) ([]byte, 
 	w.u64s(p+"sources.outline.n", outlineEnds)
 	w.u32s(p+"sources.outline", outline)
 	w.strs(p+"sources.extra", len(sources), func(i int) string { return string(extras[i]) })
+	if nr := len(s.RemoteKeys); nr > 0 {
+		w.strs(p+"remotes.key", nr, func(i int) string { return s.RemoteKeys[i] })
+		w.strs(p+"remotes.repo", nr, func(i int) string { return s.RemoteRepos[i] })
+		w.u64s(p+"remotes.entries", s.RemoteEntries)
+		w.u64s(p+"remotes.lens", s.RemoteLens)
+		w.u64s(p+"remotes.terms.ends", s.RemoteTermEnds)
+		w.bytes(p+"remotes.terms", s.RemoteTerms)
+	}
 	return w.err
 }
 
@@ -291,6 +306,19 @@ func (s *Segment) Collection(name string, decode func(collection string, b []byt
 	outlineEnds := r.u64s(p + "sources.outline.n")
 	outline := r.u32s(p + "sources.outline")
 	extra := r.strs(p+"sources.extra", ns, true)
+	if nr := info.Remotes; nr > 0 {
+		keys, repos := r.strs(p+"remotes.key", nr, false), r.strs(p+"remotes.repo", nr, false)
+		snap.RemoteEntries = r.u64s(p + "remotes.entries")
+		snap.RemoteLens = r.u64s(p + "remotes.lens")
+		snap.RemoteTermEnds = r.u64s(p + "remotes.terms.ends")
+		snap.RemoteTerms = r.bytes(p + "remotes.terms")
+		if r.err == nil {
+			for i := range nr {
+				snap.RemoteKeys = append(snap.RemoteKeys, keys.str(i))
+				snap.RemoteRepos = append(snap.RemoteRepos, repos.str(i))
+			}
+		}
+	}
 	if r.err != nil {
 		return nil, fmt.Errorf("segment collection %s: %w", name, r.err)
 	}
