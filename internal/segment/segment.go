@@ -28,8 +28,8 @@ type Meta struct {
 	StaleDocs string `json:"stale_docs,omitempty"`
 	// Shard is the docs shard of the replica that wrote it, "<shard>/<shards>",
 	// empty when not sharded: a segment serves replicas of its shard only.
-	Shard     string    `json:"shard,omitempty"`
-	Written   time.Time `json:"written"`
+	Shard   string    `json:"shard,omitempty"`
+	Written time.Time `json:"written"`
 }
 
 // Collection is one collection's index, by name.
