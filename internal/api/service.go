@@ -269,7 +269,7 @@ func (s *Service) Run(ctx context.Context) error {
 		}
 	}()
 	if s.sharded() {
-		stop, err := s.serveShard(ctx, reads)
+		stop, err := s.serveShard(ctx)
 		if err != nil {
 			return err
 		}

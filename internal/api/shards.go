@@ -43,7 +43,7 @@ func (c shardClient) Search(req contract.ShardSearchRequest) ([]*contract.ShardS
 			r, err = c.s.engine.ShardSearch(req)
 		} else {
 			r = new(contract.ShardSearchReply)
-			err = c.s.askShard(ctx, i, contract.ShardSearch, req, r)
+			err = c.s.askShardParts(ctx, i, contract.ShardSearch, req, r)
 		}
 		if err != nil {
 			return err
@@ -72,7 +72,7 @@ func (c shardClient) Page(key string) (*contract.ShardSearchReply, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.s.shardTimeout())
 	defer cancel()
 	var r contract.ShardSearchReply
-	return &r, c.s.askShard(ctx, i, contract.ShardPage, contract.ShardPageRequest{Key: key}, &r)
+	return &r, c.s.askShardParts(ctx, i, contract.ShardPage, contract.ShardPageRequest{Key: key}, &r)
 }
 
 func (s *Service) shardTimeout() time.Duration {
@@ -99,7 +99,36 @@ func (s *Service) eachShard(ctx context.Context, fn func(ctx context.Context, i 
 	return failed
 }
 
-// askShard sends req to one replica of shard i and decodes its reply.
+// askShardParts sends req to one replica of shard i and decodes its
+// reply, gob-encoded and perhaps in parts (gobEndpoint).
+func (s *Service) askShardParts(ctx context.Context, i int, op string, req, resp any) error {
+	subject := contract.ShardSubject(s.cfg.Shards, i, op)
+	return s.shardError(i, subject, requestParts(ctx, s.nc, subject, req, resp))
+}
+
+// shardError says which shard an error of a request to it came from.
+func (s *Service) shardError(i int, subject string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, nats.ErrNoResponders):
+		return fmt.Errorf("%w: no replica of shard %d answers %s", ErrUnavailable, i, subject)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
+		return fmt.Errorf("%w: shard %d did not answer %s in %s", ErrUnavailable, i, subject, s.shardTimeout())
+	case errors.Is(err, ErrNotFound), errors.Is(err, ErrBadRequest), errors.Is(err, ErrUnavailable):
+		return err
+	}
+	return fmt.Errorf("%w: request %s: %v", ErrUnavailable, subject, err)
+}
+
+// serviceError is the error a micro service error reply stands for.
+func serviceError(msg *nats.Msg) error {
+	code, _ := strconv.Atoi(msg.Header.Get(micro.ErrorCodeHeader))
+	class := classOf(code)
+	return fmt.Errorf("%w: %s", class, strings.TrimPrefix(msg.Header.Get(micro.ErrorHeader), class.Error()+": "))
+}
+
+// askShard sends req to one replica of shard i and decodes its JSON reply.
 func (s *Service) askShard(ctx context.Context, i int, op string, req, resp any) error {
 	data, err := json.Marshal(req)
 	if err != nil {
@@ -115,10 +144,8 @@ func (s *Service) askShard(ctx context.Context, i int, op string, req, resp any)
 	case err != nil:
 		return fmt.Errorf("%w: request %s: %v", ErrUnavailable, subject, err)
 	}
-	if e := msg.Header.Get(micro.ErrorHeader); e != "" {
-		code, _ := strconv.Atoi(msg.Header.Get(micro.ErrorCodeHeader))
-		class := classOf(code)
-		return fmt.Errorf("%w: %s", class, strings.TrimPrefix(e, class.Error()+": "))
+	if msg.Header.Get(micro.ErrorHeader) != "" {
+		return serviceError(msg)
 	}
 	if err := json.Unmarshal(msg.Data, resp); err != nil {
 		return fmt.Errorf("decode reply of %s: %w", subject, err)
@@ -128,8 +155,12 @@ func (s *Service) askShard(ctx context.Context, i int, op string, req, resp any)
 
 // serveShard registers the endpoints of the replica's own shard, on which
 // coordinators ask for its part, as a micro service of its own whose
-// queue group holds the shard's replicas. It stops with ctx.
-func (s *Service) serveShard(ctx context.Context, reads *lane) (stop func(), err error) {
+// queue group holds the shard's replicas. They have a lane of their own:
+// a replica coordinating a request holds a worker of its reads lane while
+// it waits for the shards, so shard requests queued behind coordinators
+// on the same workers could wait for each other across replicas.
+func (s *Service) serveShard(ctx context.Context) (stop func(), err error) {
+	reads := newLane(s.nc, s.cfg.Concurrency, s.cfg.Queue)
 	n, i := s.cfg.Shards, s.cfg.Shard
 	svc, err := micro.AddService(s.nc, micro.Config{
 		Name:        contract.ShardServiceName,
@@ -139,16 +170,15 @@ func (s *Service) serveShard(ctx context.Context, reads *lane) (stop func(), err
 		Metadata:    map[string]string{"shard": strconv.Itoa(i), "shards": strconv.Itoa(n)},
 	})
 	if err != nil {
+		reads.stop()
 		return nil, fmt.Errorf("add shard service: %w", err)
 	}
 	endpoints := []struct {
 		op string
 		h  micro.HandlerFunc
 	}{
-		{contract.ShardSearch, jsonEndpoint(ctx, func(_ context.Context, r contract.ShardSearchRequest) (*contract.ShardSearchReply, error) {
-			return s.engine.ShardSearch(r)
-		})},
-		{contract.ShardPage, jsonEndpoint(ctx, func(_ context.Context, r contract.ShardPageRequest) (*contract.ShardSearchReply, error) {
+		{contract.ShardSearch, gobEndpoint(s.nc, s.engine.ShardSearch)},
+		{contract.ShardPage, gobEndpoint(s.nc, func(r contract.ShardPageRequest) (*contract.ShardSearchReply, error) {
 			return notFound(s.engine.ShardPage(r.Key))
 		})},
 		{contract.ShardRead, jsonEndpoint(ctx, func(_ context.Context, r contract.DocsReadRequest) (*contract.DocsReadResponse, error) {
@@ -166,10 +196,11 @@ func (s *Service) serveShard(ctx context.Context, reads *lane) (stop func(), err
 		h := reads.handler(s.metrics.microHandler("shard-"+ep.op, ep.h), func() { s.metrics.microRejected("shard-" + ep.op) })
 		if err := svc.AddEndpoint("shard-"+ep.op, h, micro.WithEndpointSubject(contract.ShardSubject(n, i, ep.op))); err != nil {
 			_ = svc.Stop()
+			reads.stop()
 			return nil, fmt.Errorf("add shard endpoint %s: %w", ep.op, err)
 		}
 	}
-	return func() { _ = svc.Stop() }, nil
+	return func() { _ = svc.Stop(); reads.stop() }, nil
 }
 
 // notFound maps the engine's ErrNotFound to the API's.

@@ -29,7 +29,9 @@ func ShardOf(key string, n int) int {
 	return int(h.Sum64() % uint64(n))
 }
 
-// Shard operations: the last token of a shard subject.
+// Shard operations: the last token of a shard subject. Search and page
+// requests and replies are gob-encoded, a reply longer than a message
+// in parts (internal/api); the others are JSON, as the public subjects.
 const (
 	ShardSearch = "search" // ShardSearchRequest → ShardSearchReply
 	ShardPage   = "page"   // ShardPageRequest → ShardSearchReply: a page's sections in order
@@ -72,6 +74,14 @@ type ShardSearchRequest struct {
 	Limit     int       `json:"limit"`
 	Embedding []float32 `json:"embedding,omitempty"`
 	Near      int       `json:"near,omitempty"`
+	// WithMarkdown asks for the sections' Markdown (a reply with contents
+	// or a token budget), WithTerms for their terms (conflicts between
+	// repositories to resolve), WithVectors for their endpoint vectors:
+	// each is left out otherwise, the reply being the bulk of a sharded
+	// search's cost.
+	WithMarkdown bool `json:"with_markdown,omitempty"`
+	WithTerms    bool `json:"with_terms,omitempty"`
+	WithVectors  bool `json:"with_vectors,omitempty"`
 }
 
 // ShardPageRequest asks the shard holding a page for its sections.

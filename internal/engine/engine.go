@@ -412,7 +412,7 @@ func (e *Engine) SearchDocs(req contract.SearchRequest) (*contract.SearchRespons
 		limit = max(limit, phraseCandidates)
 	}
 	limit = max(limit, e.scoring.Pages.Depth) // page evidence is gathered over the same depth for every topK
-	hits, total, view, near, missing := e.retrieve(terms, req.Repos, l, limit, req.Embedding)
+	hits, total, view, near, missing := e.retrieve(terms, req.Repos, l, limit, req.Embedding, req.Content || req.MaxTokens > 0)
 	if len(pterms) > 0 {
 		hits = filterPhrases(e.an, hits, pterms)
 		total = len(hits)

@@ -114,10 +114,14 @@ func (e *Engine) ShardSearch(req contract.ShardSearchRequest) (*contract.ShardSe
 	filter := docsFilter(req.Repos, req.Lang)
 	hits, total := e.docs.Search(search.Query{Terms: terms, Filter: filter, Limit: req.Limit})
 	w := replyWriter{reply: &contract.ShardSearchReply{Shard: e.shard, Total: total}, at: map[*search.Source]int{}}
+	w.markdown, w.vectors = req.WithMarkdown, req.WithVectors || len(req.Embedding) > 0
 	coverage, _ := e.docs.Coverage(hits, terms)
 	for i, h := range hits {
 		sh := w.hit(h.Entry)
-		sh.Score, sh.Coverage, sh.Terms = h.Score, coverage[i], e.docs.EntryTerms(h.Entry)
+		sh.Score, sh.Coverage = h.Score, coverage[i]
+		if req.WithTerms {
+			sh.Terms = e.docs.EntryTerms(h.Entry)
+		}
 		w.reply.Hits = append(w.reply.Hits, sh)
 	}
 	if len(req.Embedding) > 0 && req.Near > 0 {
@@ -142,7 +146,7 @@ func (e *Engine) ShardPage(key string) (*contract.ShardSearchReply, error) {
 		return nil, fmt.Errorf("%w: no page %s", ErrNotFound, key)
 	}
 	slices.SortFunc(page, func(a, b *search.Entry) int { return a.Ord - b.Ord })
-	w := replyWriter{reply: &contract.ShardSearchReply{Shard: e.shard}, at: map[*search.Source]int{}}
+	w := replyWriter{reply: &contract.ShardSearchReply{Shard: e.shard}, at: map[*search.Source]int{}, markdown: true, vectors: true}
 	for _, en := range page {
 		w.reply.Hits = append(w.reply.Hits, w.hit(en))
 	}
@@ -154,6 +158,9 @@ type replyWriter struct {
 	reply   *contract.ShardSearchReply
 	at      map[*search.Source]int
 	sources []*search.Source
+	// markdown and vectors write the sections' Markdown and endpoint
+	// vectors.
+	markdown, vectors bool
 }
 
 func (w *replyWriter) hit(en *search.Entry) contract.ShardHit {
@@ -166,8 +173,15 @@ func (w *replyWriter) hit(en *search.Entry) contract.ShardHit {
 		w.reply.Sources = append(w.reply.Sources, contract.ShardSource{Key: s.Key, Repo: s.Repo, Path: s.Path, SourceSeq: s.SourceSeq,
 			Priority: s.Meta.Priority, Type: s.Meta.Type, Demote: s.Meta.Demote, Lang: s.Lang, Chunks: s.Chunks, EmbeddingModel: s.EmbeddingModel})
 	}
-	return contract.ShardHit{Source: i, ID: en.ID, Ord: en.Ord, HeadingPath: en.HeadingPath, Title: en.Title, Text: en.Text,
-		Markdown: en.Markdown, SectionKey: en.SectionKey, Embedding: en.Embedding}
+	h := contract.ShardHit{Source: i, ID: en.ID, Ord: en.Ord, HeadingPath: en.HeadingPath, Title: en.Title, Text: en.Text,
+		SectionKey: en.SectionKey}
+	if w.markdown {
+		h.Markdown = en.Markdown
+	}
+	if w.vectors {
+		h.Embedding = en.Embedding
+	}
+	return h
 }
 
 // merged is the shards' replies to one docs search, as entries of the
@@ -289,7 +303,7 @@ type pageView interface {
 // retrieve gathers the best limit docs hits for terms, from the engine's
 // index or, when it coordinates shards, from every shard, with the view
 // the rest of the pipeline reads and the embedding candidates' source.
-func (e *Engine) retrieve(terms []search.Term, repos []string, l string, limit int, emb []float32) (hits []search.Hit, total int, view pageView, near nearFunc, missing []int) {
+func (e *Engine) retrieve(terms []search.Term, repos []string, l string, limit int, emb []float32, markdown bool) (hits []search.Hit, total int, view pageView, near nearFunc, missing []int) {
 	filter := docsFilter(repos, l)
 	if e.shards == nil {
 		hits, total = e.docs.Search(search.Query{Terms: terms, Filter: filter, Limit: limit})
@@ -297,7 +311,10 @@ func (e *Engine) retrieve(terms []search.Term, repos []string, l string, limit i
 			return e.nearest(q, filter, skip, k)
 		}, nil
 	}
-	req := contract.ShardSearchRequest{Repos: repos, Lang: l, Limit: limit}
+	// Terms serve conflict resolution, which only hits of several
+	// repositories have.
+	_, nrepos := e.docs.RepoShares(nil)
+	req := contract.ShardSearchRequest{Repos: repos, Lang: l, Limit: limit, WithMarkdown: markdown, WithTerms: nrepos > 1 && len(repos) != 1}
 	for _, t := range terms {
 		req.Terms = append(req.Terms, contract.ShardTerm{Text: t.Text, Weight: t.Weight, Group: t.Group})
 	}
