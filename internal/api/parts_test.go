@@ -24,7 +24,7 @@ func TestShardRepliesComeInParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = svc.Stop() }()
-	handler := gobEndpoint(srv.NC, func(r contract.ShardPageRequest) (*contract.ShardSearchReply, error) {
+	handler := shardEndpoint(srv.NC, func(r contract.ShardPageRequest) (*contract.ShardSearchReply, error) {
 		if r.Key == "missing" {
 			return nil, ErrNotFound
 		}
@@ -43,8 +43,7 @@ func TestShardRepliesComeInParts(t *testing.T) {
 	for _, sections := range []int{3, 160} {
 		key := strings.Repeat("k", sections)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		var got contract.ShardSearchReply
-		err := requestParts(ctx, srv.NC, "parts.test", contract.ShardPageRequest{Key: key}, &got)
+		got, err := requestShard(ctx, srv.NC, "parts.test", contract.ShardPageRequest{Key: key})
 		cancel()
 		if err != nil {
 			t.Fatalf("%d sections: %v", sections, err)
@@ -65,11 +64,10 @@ func TestShardRepliesComeInParts(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var got contract.ShardSearchReply
-	if err := requestParts(ctx, srv.NC, "parts.test", contract.ShardPageRequest{Key: "missing"}, &got); !errors.Is(err, ErrNotFound) {
+	if _, err := requestShard(ctx, srv.NC, "parts.test", contract.ShardPageRequest{Key: "missing"}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a not found reply: %v", err)
 	}
-	if err := requestParts(ctx, srv.NC, "parts.nobody", contract.ShardPageRequest{Key: "k"}, &got); !errors.Is(err, nats.ErrNoResponders) {
+	if _, err := requestShard(ctx, srv.NC, "parts.nobody", contract.ShardPageRequest{Key: "k"}); !errors.Is(err, nats.ErrNoResponders) {
 		t.Fatalf("nobody serving: %v", err)
 	}
 }

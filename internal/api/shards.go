@@ -42,8 +42,7 @@ func (c shardClient) Search(req contract.ShardSearchRequest) ([]*contract.ShardS
 		if i == c.s.cfg.Shard {
 			r, err = c.s.engine.ShardSearch(req)
 		} else {
-			r = new(contract.ShardSearchReply)
-			err = c.s.askShardParts(ctx, i, contract.ShardSearch, req, r)
+			r, err = c.s.askShardParts(ctx, i, contract.ShardSearch, req)
 		}
 		if err != nil {
 			return err
@@ -71,8 +70,7 @@ func (c shardClient) Page(key string) (*contract.ShardSearchReply, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.s.shardTimeout())
 	defer cancel()
-	var r contract.ShardSearchReply
-	return &r, c.s.askShardParts(ctx, i, contract.ShardPage, contract.ShardPageRequest{Key: key}, &r)
+	return c.s.askShardParts(ctx, i, contract.ShardPage, contract.ShardPageRequest{Key: key})
 }
 
 func (s *Service) shardTimeout() time.Duration {
@@ -100,10 +98,11 @@ func (s *Service) eachShard(ctx context.Context, fn func(ctx context.Context, i 
 }
 
 // askShardParts sends req to one replica of shard i and decodes its
-// reply, gob-encoded and perhaps in parts (gobEndpoint).
-func (s *Service) askShardParts(ctx context.Context, i int, op string, req, resp any) error {
+// reply, binary and perhaps in parts (shardEndpoint).
+func (s *Service) askShardParts(ctx context.Context, i int, op string, req any) (*contract.ShardSearchReply, error) {
 	subject := contract.ShardSubject(s.cfg.Shards, i, op)
-	return s.shardError(i, subject, requestParts(ctx, s.nc, subject, req, resp))
+	r, err := requestShard(ctx, s.nc, subject, req)
+	return r, s.shardError(i, subject, err)
 }
 
 // shardError says which shard an error of a request to it came from.
@@ -177,8 +176,8 @@ func (s *Service) serveShard(ctx context.Context) (stop func(), err error) {
 		op string
 		h  micro.HandlerFunc
 	}{
-		{contract.ShardSearch, gobEndpoint(s.nc, s.engine.ShardSearch)},
-		{contract.ShardPage, gobEndpoint(s.nc, func(r contract.ShardPageRequest) (*contract.ShardSearchReply, error) {
+		{contract.ShardSearch, shardEndpoint(s.nc, s.engine.ShardSearch)},
+		{contract.ShardPage, shardEndpoint(s.nc, func(r contract.ShardPageRequest) (*contract.ShardSearchReply, error) {
 			return notFound(s.engine.ShardPage(r.Key))
 		})},
 		{contract.ShardRead, jsonEndpoint(ctx, func(_ context.Context, r contract.DocsReadRequest) (*contract.DocsReadResponse, error) {

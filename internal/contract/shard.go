@@ -29,9 +29,9 @@ func ShardOf(key string, n int) int {
 	return int(h.Sum64() % uint64(n))
 }
 
-// Shard operations: the last token of a shard subject. Search and page
-// requests and replies are gob-encoded, a reply longer than a message
-// in parts (internal/api); the others are JSON, as the public subjects.
+// Shard operations: the last token of a shard subject. Requests are JSON;
+// search and page replies are binary (EncodeShardReply), sent in parts
+// when longer than a message (internal/api), the others JSON.
 const (
 	ShardSearch = "search" // ShardSearchRequest → ShardSearchReply
 	ShardPage   = "page"   // ShardPageRequest → ShardSearchReply: a page's sections in order

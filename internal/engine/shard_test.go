@@ -15,8 +15,10 @@ import (
 	"github.com/knowhub/knowhub/internal/indexer"
 )
 
-// wireShards reaches shard engines through the wire's JSON both ways, as
-// a replica reaches them over NATS; down names shards that do not answer.
+// wireShards reaches shard engines through the wire's encodings, as a
+// replica reaches them over NATS (requests in JSON, replies in
+// contract.EncodeShardReply's binary); down names shards that do not
+// answer.
 type wireShards struct {
 	t       *testing.T
 	engines []*Engine
@@ -48,8 +50,7 @@ func (w wireShards) Search(req contract.ShardSearchRequest) ([]*contract.ShardSe
 		if err != nil {
 			w.t.Fatal(err)
 		}
-		reply := wire[contract.ShardSearchReply](w.t, r)
-		out = append(out, &reply)
+		out = append(out, binaryReply(w.t, r))
 	}
 	return out, missing
 }
@@ -59,8 +60,16 @@ func (w wireShards) Page(key string) (*contract.ShardSearchReply, error) {
 	if err != nil {
 		return nil, err
 	}
-	reply := wire[contract.ShardSearchReply](w.t, r)
-	return &reply, nil
+	return binaryReply(w.t, r), nil
+}
+
+func binaryReply(t *testing.T, r *contract.ShardSearchReply) *contract.ShardSearchReply {
+	t.Helper()
+	out, err := contract.DecodeShardReply(contract.EncodeShardReply(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // rankDocs applies the golden ranking's docs folder, as a core repository
