@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -67,28 +69,75 @@ func respondParts(nc *nats.Conn, req micro.Request, data []byte) error {
 	return nil
 }
 
-// requestShard sends a JSON request on subject and decodes the shard's
-// reply, gathered from its parts. A service error is returned as the
-// error its code stands for.
-func requestShard(ctx context.Context, nc *nats.Conn, subject string, req any) (*contract.ShardSearchReply, error) {
+// replies receives the replies of shard requests, which may come in
+// several messages: one subscription to a wildcard inbox for the
+// connection, routing each message to its request by the last token, as
+// nats.go's own request mux does for one-message replies.
+type shardReplies struct {
+	nc      *nats.Conn
+	once    sync.Once
+	err     error
+	prefix  string
+	mu      sync.Mutex
+	waiting map[string]chan *nats.Msg
+	next    atomic.Uint64
+}
+
+// maxParts bounds the parts of one reply that may wait to be read.
+const maxParts = 256
+
+func newShardReplies(nc *nats.Conn) *shardReplies {
+	return &shardReplies{nc: nc, waiting: map[string]chan *nats.Msg{}}
+}
+
+func (r *shardReplies) start() error {
+	r.once.Do(func() {
+		r.prefix = r.nc.NewInbox()
+		_, r.err = r.nc.Subscribe(r.prefix+".*", func(msg *nats.Msg) {
+			token := msg.Subject[len(r.prefix)+1:]
+			r.mu.Lock()
+			ch := r.waiting[token]
+			r.mu.Unlock()
+			select {
+			case ch <- msg:
+			default: // a request gone, or a reply of too many parts: it times out
+			}
+		})
+	})
+	return r.err
+}
+
+// request sends a JSON request on subject and decodes the shard's reply,
+// gathered from its parts. A service error is returned as the error its
+// code stands for.
+func (r *shardReplies) request(ctx context.Context, subject string, req any) (*contract.ShardSearchReply, error) {
+	if err := r.start(); err != nil {
+		return nil, err
+	}
 	body, err := json.Marshal(req)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
-	inbox := nc.NewInbox()
-	sub, err := nc.SubscribeSync(inbox)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := nc.PublishRequest(subject, inbox, body); err != nil {
+	token := strconv.FormatUint(r.next.Add(1), 36)
+	ch := make(chan *nats.Msg, maxParts)
+	r.mu.Lock()
+	r.waiting[token] = ch
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.waiting, token)
+		r.mu.Unlock()
+	}()
+	if err := r.nc.PublishRequest(subject, r.prefix+"."+token, body); err != nil {
 		return nil, err
 	}
 	var data []byte
 	for part, parts := 0, 1; part < parts; part++ {
-		msg, err := sub.NextMsgWithContext(ctx)
-		if err != nil {
-			return nil, err
+		var msg *nats.Msg
+		select {
+		case msg = <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
 		if msg.Header.Get("Status") == "503" {
 			return nil, nats.ErrNoResponders

@@ -40,10 +40,11 @@ func TestShardRepliesComeInParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Parts arrive on the test's own connection's inbox.
+	rs := newShardReplies(srv.NC)
 	for _, sections := range []int{3, 160} {
 		key := strings.Repeat("k", sections)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		got, err := requestShard(ctx, srv.NC, "parts.test", contract.ShardPageRequest{Key: key})
+		got, err := rs.request(ctx, "parts.test", contract.ShardPageRequest{Key: key})
 		cancel()
 		if err != nil {
 			t.Fatalf("%d sections: %v", sections, err)
@@ -64,10 +65,10 @@ func TestShardRepliesComeInParts(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := requestShard(ctx, srv.NC, "parts.test", contract.ShardPageRequest{Key: "missing"}); !errors.Is(err, ErrNotFound) {
+	if _, err := rs.request(ctx, "parts.test", contract.ShardPageRequest{Key: "missing"}); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a not found reply: %v", err)
 	}
-	if _, err := requestShard(ctx, srv.NC, "parts.nobody", contract.ShardPageRequest{Key: "k"}); !errors.Is(err, nats.ErrNoResponders) {
+	if _, err := rs.request(ctx, "parts.nobody", contract.ShardPageRequest{Key: "k"}); !errors.Is(err, nats.ErrNoResponders) {
 		t.Fatalf("nobody serving: %v", err)
 	}
 }

@@ -119,6 +119,8 @@ type Service struct {
 	complete func() bool
 	problem  func() error
 	embedder *queryEmbedder
+	// replies receives shard replies (sharded replicas only).
+	replies *shardReplies
 }
 
 // New returns the API; Run serves its NATS endpoints, Handler its HTTP ones.
@@ -179,6 +181,7 @@ func New(cfg Config, deps Deps) (*Service, error) {
 	s.metrics = NewMetrics(deps.JS)
 	s.metrics.instrumentAPI(s)
 	if s.sharded() {
+		s.replies = newShardReplies(s.nc)
 		s.engine.SetShards(shardClient{s})
 	}
 	return s, nil

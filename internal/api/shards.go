@@ -101,7 +101,7 @@ func (s *Service) eachShard(ctx context.Context, fn func(ctx context.Context, i 
 // reply, binary and perhaps in parts (shardEndpoint).
 func (s *Service) askShardParts(ctx context.Context, i int, op string, req any) (*contract.ShardSearchReply, error) {
 	subject := contract.ShardSubject(s.cfg.Shards, i, op)
-	r, err := requestShard(ctx, s.nc, subject, req)
+	r, err := s.replies.request(ctx, subject, req)
 	return r, s.shardError(i, subject, err)
 }
 
