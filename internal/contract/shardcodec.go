@@ -18,7 +18,21 @@ const shardReplyVersion = 1
 
 // EncodeShardReply encodes a shard's reply.
 func EncodeShardReply(r *ShardSearchReply) []byte {
-	w := &writer{buf: make([]byte, 0, 4096)}
+	// Sized once: the text is most of it.
+	n := 64 + 128*len(r.Sources)
+	for _, hits := range [][]ShardHit{r.Hits, r.Near} {
+		for i := range hits {
+			h := &hits[i]
+			n += 64 + len(h.ID) + len(h.Title) + len(h.Text) + len(h.Markdown) + len(h.SectionKey) + len(h.Embedding)
+			for _, s := range h.HeadingPath {
+				n += len(s) + 2
+			}
+			for _, s := range h.Terms {
+				n += len(s) + 1
+			}
+		}
+	}
+	w := &writer{buf: make([]byte, 0, n)}
 	w.buf = append(w.buf, shardReplyVersion)
 	w.int(int64(r.Shard))
 	w.int(int64(r.Total))
