@@ -517,7 +517,8 @@ func (ix *Index) compactAll() {
 	}
 	for i := range ix.lists {
 		pl := &ix.lists[i]
-		out := pl.postings[:0]
+		// A new array: the old one may be a read-only map (see Restore).
+		out := make([]posting, 0, pl.df)
 		for _, p := range pl.postings {
 			if ix.stats[p.doc].alive() {
 				p.doc = remap[p.doc]
@@ -570,8 +571,10 @@ func (ix *Index) list(term string) *postingList {
 	return &ix.lists[id]
 }
 
+// compactList rewrites a list without its removed entries, into a new
+// array: the old one may be a read-only map (see Restore).
 func (ix *Index) compactList(pl *postingList) {
-	out := pl.postings[:0]
+	out := make([]posting, 0, pl.df)
 	for _, p := range pl.postings {
 		if ix.stats[p.doc].alive() {
 			out = append(out, p)

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -28,12 +29,12 @@ type Snapshot struct {
 	TermEnds  []uint32
 	Free      []uint32
 
-	// The postings of term id i are PostDocs[ListEnds[i-1]:ListEnds[i]],
-	// ascending by ordinal, with their MaxFields frequencies each in
-	// PostTFs.
+	// The postings of term id i are postings ListEnds[i-1] to
+	// ListEnds[i]-1 of Postings, ascending by ordinal: records of
+	// PostingSize bytes as the index lays a posting out in memory (see
+	// PostingRecord), which Restore reads in place.
 	ListEnds []uint64
-	PostDocs []uint32
-	PostTFs  []uint8
+	Postings []byte
 
 	// Per live entry, by ordinal: MaxFields field lengths, the boost, and
 	// its posting list ids EntryTerms[TermRefEnds[o-1]:TermRefEnds[o]].
@@ -96,18 +97,18 @@ func (ix *Index) Snapshot() *Snapshot {
 		total += ix.lists[i].df
 	}
 	s.ListEnds = make([]uint64, n)
-	s.PostDocs = make([]uint32, 0, total)
-	s.PostTFs = make([]uint8, 0, total*MaxFields)
+	s.Postings = make([]byte, 0, total*PostingSize)
+	np := uint64(0)
 	for id := range n {
 		if id < len(ix.lists) {
 			for _, p := range ix.lists[id].postings {
 				if ix.stats[p.doc].alive() {
-					s.PostDocs = append(s.PostDocs, remap[p.doc])
-					s.PostTFs = append(s.PostTFs, p.tf[:]...)
+					s.Postings = AppendPosting(s.Postings, remap[p.doc], p.tf)
+					np++
 				}
 			}
 		}
-		s.ListEnds[id] = uint64(len(s.PostDocs))
+		s.ListEnds[id] = np
 	}
 	for _, key := range slices.Sorted(maps.Keys(ix.remotes)) {
 		r := ix.remotes[key]
@@ -122,9 +123,12 @@ func (ix *Index) Snapshot() *Snapshot {
 }
 
 // Restore replaces the index's content with a snapshot's, under the
-// write lock. The index keeps s.TermBytes as the block of its terms and
-// never writes to it, so it may be read-only memory (a mapped file);
-// the arrays are copied. The index takes s.Entries as its own: they must
+// write lock. The index keeps s.TermBytes as the block of its terms,
+// s.Postings as its posting lists and s.EntryTerms as its entries' terms,
+// and never writes to them, so they may be read-only memory (a mapped
+// file): a list that changes is copied onto the heap first, and a
+// removed entry's terms are dropped, not cleared. The other arrays are
+// read once. The index takes s.Entries as its own: they must
 // not belong to another index. A nil snapshot empties the index. A
 // snapshot that does not fit the index's parameters, or whose arrays
 // disagree, is an error (see Check) and leaves the index as it was.
@@ -179,13 +183,10 @@ func (ix *Index) Restore(s *Snapshot) error {
 	}
 	terms.arenaTotal = len(s.TermBytes)
 
-	// Postings: one allocation carved into lists of exact capacity, so an
-	// append to one never writes into the next.
-	all := make([]posting, len(s.PostDocs))
-	for i, d := range s.PostDocs {
-		all[i].doc = d
-		copy(all[i].tf[:], s.PostTFs[i*MaxFields:(i+1)*MaxFields])
-	}
+	// Postings: the records in place, carved into lists of exact
+	// capacity, so that an append to one copies it rather than write into
+	// the next (or into a read-only map).
+	all := postingsOf(s.Postings)
 	lists := make([]postingList, n)
 	from := uint64(0)
 	for id := range n {
@@ -206,7 +207,7 @@ func (ix *Index) Restore(s *Snapshot) error {
 	for o, e := range s.Entries {
 		e.ord = uint32(o)
 		to := s.TermRefEnds[o]
-		e.terms = slices.Clip(slices.Clone(s.EntryTerms[from:to]))
+		e.terms = s.EntryTerms[from:to:to] // read only: see Restore
 		from = to
 		st := &stats[o]
 		copy(st.lens[:], s.Lens[o*MaxFields:(o+1)*MaxFields])
@@ -287,11 +288,11 @@ func (ix *Index) Check(s *Snapshot) error {
 	switch {
 	case len(s.ListEnds) != n:
 		return fmt.Errorf("snapshot has %d posting lists for %d terms", len(s.ListEnds), n)
-	case len(s.PostTFs) != len(s.PostDocs)*MaxFields:
-		return fmt.Errorf("snapshot has %d frequencies for %d postings", len(s.PostTFs), len(s.PostDocs))
+	case len(s.Postings)%PostingSize != 0:
+		return fmt.Errorf("snapshot's postings are %d bytes, not whole records of %d", len(s.Postings), PostingSize)
 	case len(s.Lens) != entries*MaxFields || len(s.Boosts) != entries || len(s.TermRefEnds) != entries:
 		return fmt.Errorf("snapshot's entry arrays disagree with its %d entries", entries)
-	case n > 0 && s.ListEnds[n-1] != uint64(len(s.PostDocs)):
+	case n > 0 && s.ListEnds[n-1] != uint64(len(s.Postings)/PostingSize):
 		return errors.New("snapshot's posting lists do not end with its postings")
 	case n > 0 && int(s.TermEnds[n-1]) != len(s.TermBytes):
 		return errors.New("snapshot's terms do not end with its term bytes")
@@ -310,8 +311,8 @@ func (ix *Index) Check(s *Snapshot) error {
 			return fmt.Errorf("snapshot frees term %d of %d", id, n)
 		}
 	}
-	for _, d := range s.PostDocs {
-		if int(d) >= entries {
+	for i := 0; i < len(s.Postings); i += PostingSize {
+		if d := binary.LittleEndian.Uint32(s.Postings[i:]); int(d) >= entries {
 			return fmt.Errorf("snapshot posting names entry %d of %d", d, entries)
 		}
 	}

@@ -30,13 +30,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unsafe"
 )
 
 // Layout is the version of the file layout. A file of another layout is
 // not read: the replica rebuilds it from the streams. Bump it with any
 // change to what a section holds or how it is encoded; a new optional
 // section needs no bump.
-const Layout uint32 = 1
+const Layout uint32 = 2
 
 const (
 	magic        = "KHSEGMNT"
@@ -337,6 +338,20 @@ func (f *file) u32s(name string) ([]uint32, error) {
 	return v, nil
 }
 
+// u32sInPlace returns a section of 32-bit values as a slice of the map
+// itself when the machine is little-endian (sections are aligned), else
+// a copy: for arrays an index keeps and never writes.
+func (f *file) u32sInPlace(name string) ([]uint32, error) {
+	b, err := f.section(name)
+	if err != nil || len(b)%4 != 0 || !littleEndian || len(b) == 0 {
+		return f.u32s(name)
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4), nil
+}
+
+// littleEndian is set when the machine lays values out as the file does.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
 func (f *file) u64s(name string) ([]uint64, error) {
 	b, err := f.section(name)
 	if err != nil {
@@ -401,13 +416,12 @@ func (c column) str(i int) string {
 	return unsafeString(c.bytes(i))
 }
 
-// copied returns row i copied onto the heap, nil when empty.
-func (c column) copied(i int) []byte {
-	b := c.bytes(i)
-	if len(b) == 0 {
-		return nil
+// view returns row i in place, nil when empty: for bytes nothing writes.
+func (c column) view(i int) []byte {
+	if b := c.bytes(i); len(b) > 0 {
+		return b
 	}
-	return append([]byte(nil), b...)
+	return nil
 }
 
 // listColumn is a column of string lists (see writer.lists).

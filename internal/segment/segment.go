@@ -98,8 +98,7 @@ func writeCollection(w *writer, c Collection, encode func(string, any) ([]byte, 
 	w.u32s(p+"terms.ends", s.TermEnds)
 	w.u32s(p+"terms.free", s.Free)
 	w.u64s(p+"lists.ends", s.ListEnds)
-	w.u32s(p+"postings.docs", s.PostDocs)
-	w.bytes(p+"postings.tfs", s.PostTFs)
+	w.bytes(p+"postings", s.Postings)
 
 	w.u16s(p+"entries.lens", s.Lens)
 	boosts := make([]uint64, len(s.Boosts))
@@ -236,15 +235,10 @@ func (s *Segment) Settle() {
 // readInPlace reports whether the indexes keep reading a section once
 // restored: a string column's bytes, save those decoded or copied.
 func readInPlace(name string) bool {
-	if !strings.HasSuffix(name, ".bytes") {
-		return false
+	if strings.HasSuffix(name, "/postings") || strings.HasSuffix(name, "/entries.terms") {
+		return true // the posting lists and the entries' terms, viewed as arrays
 	}
-	for _, copied := range []string{"/entries.vec.bytes", "/entries.embedding.bytes", "/sources.extra.bytes"} {
-		if strings.HasSuffix(name, copied) {
-			return false
-		}
-	}
-	return true
+	return strings.HasSuffix(name, ".bytes") && !strings.HasSuffix(name, "/sources.extra.bytes")
 }
 
 // Has reports whether the segment holds collection name.
@@ -272,14 +266,13 @@ func (s *Segment) Collection(name string, decode func(collection string, b []byt
 	snap.TermEnds = r.u32s(p + "terms.ends")
 	snap.Free = r.u32s(p + "terms.free")
 	snap.ListEnds = r.u64s(p + "lists.ends")
-	snap.PostDocs = r.u32s(p + "postings.docs")
-	snap.PostTFs = r.bytes(p + "postings.tfs")
+	snap.Postings = r.bytes(p + "postings")
 	snap.Lens = r.u16s(p + "entries.lens")
 	for _, b := range r.u64s(p + "entries.boost") {
 		snap.Boosts = append(snap.Boosts, math.Float64frombits(b))
 	}
 	snap.TermRefEnds = r.u64s(p + "entries.termends")
-	snap.EntryTerms = r.u32s(p + "entries.terms")
+	snap.EntryTerms = r.u32sInPlace(p + "entries.terms")
 	ne, ns := info.Entries, info.Sources
 	ords := r.u64s(p + "entries.ord")
 	ids := r.strs(p+"entries.id", ne, false)
@@ -355,7 +348,7 @@ func (s *Segment) Collection(name string, decode func(collection string, b []byt
 			e := &entries[o]
 			*e = search.Entry{Source: src, ID: ids.str(int(o)), Ord: int(int64(ords[o])), HeadingPath: heading.row(int(o)),
 				Title: title.str(int(o)), Text: text.str(int(o)), Markdown: markdown.str(int(o)), SectionKey: sectionKey.str(int(o)),
-				Vec: vec.copied(int(o)), Embedding: embedding.copied(int(o))}
+				Vec: vec.view(int(o)), Embedding: embedding.view(int(o))}
 			snap.Entries[o] = e
 		}
 		from = to
@@ -392,6 +385,15 @@ func (r *reader) u32s(name string) []uint32 {
 		return nil
 	}
 	v, err := r.f.u32s(name)
+	r.err = err
+	return v
+}
+
+func (r *reader) u32sInPlace(name string) []uint32 {
+	if r.err != nil {
+		return nil
+	}
+	v, err := r.f.u32sInPlace(name)
 	r.err = err
 	return v
 }

@@ -321,3 +321,61 @@ func TestWriteLeavesNoTemporaryFile(t *testing.T) {
 		t.Errorf("directory holds %v", got)
 	}
 }
+
+// An index restored from a mapped file, whose posting lists and entries'
+// terms are read-only memory, takes removals of most pages (lists and the
+// whole index compacted: in place, they would fault) and new pages as the
+// heap index does, on the NATS docs.
+func TestMappedIndexTakesRemovals(t *testing.T) {
+	dir := "../../../shared/corpora/nats-docs"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skip("nats-docs not available")
+	}
+	e := engine.NewEngine(engine.Limits{})
+	rev := uint64(0)
+	var paths []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".md" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		rel = filepath.ToSlash(rel)
+		chunks, err := chunker.Split(rel, data, chunker.Options{})
+		if err != nil || len(chunks) == 0 {
+			return nil
+		}
+		rev++
+		cs := &contract.ChunkSet{Repo: "docs", Path: rel, FileSeq: rev, Meta: contract.RepoMeta{Type: contract.RepoCore}, Chunks: chunks}
+		e.Apply(contract.DocKey("docs", rel), indexer.BuildDoc(cs, e.Analyzer()), rev)
+		paths = append(paths, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := load(t, write(t, e, t.TempDir()))
+	queries := []string{"stream retention", "consumer ack policy", "key value bucket", "zyxwvut quasar", "leaf node"}
+	for _, x := range []*engine.Engine{e, got} {
+		rev := x.Revision()
+		for i, p := range paths {
+			if i%4 != 0 {
+				rev++
+				x.Apply(contract.DocKey("docs", p), nil, rev)
+			}
+		}
+		chunks, err := chunker.Split("new/quasar.md", []byte("# Quasar\n\nThe zyxwvut quasar keeps a stream.\n"), chunker.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rev++
+		cs := &contract.ChunkSet{Repo: "docs", Path: "new/quasar.md", FileSeq: rev, Meta: contract.RepoMeta{Type: contract.RepoCore}, Chunks: chunks}
+		x.Apply(contract.DocKey("docs", "new/quasar.md"), indexer.BuildDoc(cs, x.Analyzer()), rev)
+	}
+	if a, want := answers(t, got, queries, nil), answers(t, e, queries, nil); a != want {
+		t.Errorf("answers differ after removals on the mapped index:\n%s", firstDiff(a, want))
+	}
+}
