@@ -154,7 +154,7 @@ func New(cfg Config, deps Deps) (*Replica, error) {
 		js:     deps.JS,
 		log:    deps.Logger.With("component", Stage),
 		engine: e,
-		seg:    segState{dir: deps.SegmentDir, quiet: deps.SegmentQuiet},
+		seg:    segState{dir: deps.SegmentDir, quiet: deps.SegmentQuiet, wrote: make(chan uint64, 1)},
 		ready:  make(chan struct{}),
 	}, nil
 }
@@ -301,6 +301,9 @@ func (s *Replica) follow(ctx context.Context, updates <-chan jetstream.KeyValueE
 			out = o
 		case <-quiet.C:
 			s.saveSegment(quiet)
+			continue
+		case rev := <-s.seg.wrote:
+			s.swapToSegment(rev)
 			continue
 		}
 		r := <-out

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -37,6 +38,11 @@ type segState struct {
 	written uint64
 	busy    chan struct{}
 	wg      sync.WaitGroup
+	// wrote carries the revision of each segment written; swapped is
+	// set once the replica reads its index from a segment it wrote
+	// (see swapToSegment). Both belong to the follow loop.
+	wrote   chan uint64
+	swapped bool
 }
 
 // wait waits for a segment being written.
@@ -237,7 +243,56 @@ func (s *Replica) saveSegment(quiet *time.Timer) {
 		}
 		s.log.Info("index segment written", "path", path, "revision", rev, "snapshot", took.Round(time.Millisecond),
 			"took", time.Since(start).Round(time.Millisecond))
+		select {
+		case st.wrote <- rev:
+		default:
+		}
 	}()
+}
+
+// swapToSegment makes a replica that built its index on the heap (a first
+// start, or a segment it could not use) read it from the segment it has
+// just written at revision rev, if nothing changed since: the postings,
+// text and vectors then leave the Go heap for the file's map, as after a
+// restart. It runs once per process, on the follow loop, between two
+// updates; a replica that started from a segment reads from it already.
+// (Each swap maps a file for good: doing it once keeps the files a
+// replica holds to two, as a restart does.)
+func (s *Replica) swapToSegment(rev uint64) {
+	st := &s.seg
+	if st.loaded || st.swapped || s.engine.Revision() != rev {
+		return
+	}
+	st.swapped = true
+	start := time.Now()
+	path := filepath.Join(st.dir, SegmentFile)
+	seg, err := segment.Open(path)
+	if err != nil {
+		s.log.Warn("index segment not read back: the index stays on the heap", "path", path, "err", err)
+		return
+	}
+	if seg.Meta.Revision != rev {
+		seg.Release() // another replica's, sharing the directory
+		return
+	}
+	snaps := make(map[string]*search.Snapshot, len(engine.Collections))
+	for _, c := range engine.Collections {
+		if snaps[c], err = seg.Collection(c, engine.DecodeExtra); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = s.engine.Restore(snaps, rev)
+	}
+	if err != nil {
+		seg.Release()
+		s.log.Warn("index segment not read back: the index stays on the heap", "path", path, "err", err)
+		return
+	}
+	seg.Settle()
+	// The heap index is garbage now: hand it back, as after loading.
+	debug.FreeOSMemory()
+	s.log.Info("index now read from its segment", "path", path, "revision", rev, "took", time.Since(start).Round(time.Millisecond))
 }
 
 // shard names the replica's docs shard as a segment records it: "" when

@@ -325,3 +325,36 @@ func TestStartRemovesUnfinishedSegmentFiles(t *testing.T) {
 		t.Errorf("a temporary file just written: %v", err)
 	}
 }
+
+// A replica that built its index on the heap reads it from the first
+// segment it writes, once nothing changed since: it answers as before,
+// and takes updates after as any replica does.
+func TestReplicaReadsItsIndexFromTheSegmentItWrote(t *testing.T) {
+	srv := natstest.Start(t, "")
+	kv, err := srv.JS.KeyValue(context.Background(), contract.BucketIndex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	an := analysis.New()
+	putPage(t, kv, an, 1, "gateway.md", "# Gateway\n\nThe gateway restarts cleanly.\n\n## Tokens\n\nToken rotation happens daily.\n")
+	putPage(t, kv, an, 2, "streams.md", "# Streams\n\nThe retention policy keeps the last value.\n")
+	dir := t.TempDir()
+	var logs natstest.LogBuffer
+	r, _ := replica(t, srv.JS, dir, &logs)
+	before := answers(t, r, queries...)
+	natstest.WaitFor(t, 10*time.Second, "the replica to read its index from its segment", func() bool {
+		return strings.Contains(logs.String(), "index now read from its segment")
+	})
+	if after := answers(t, r, queries...); after != before {
+		t.Errorf("answers changed when the index moved to the segment:\n%s\nbefore:\n%s", after, before)
+	}
+	putPage(t, kv, an, 3, "quasar.md", "# Quasar\n\nThe quasar operator installs itself.\n")
+	natstest.WaitFor(t, 10*time.Second, "the new page searchable", func() bool {
+		resp, err := r.Engine().SearchDocs(contract.SearchRequest{Query: "quasar operator"})
+		return err == nil && len(resp.Hits) > 0 && resp.Hits[0].Path == "quasar.md"
+	})
+	segmentAt(t, dir, r.Engine().Revision())
+	if n := strings.Count(logs.String(), "index now read from its segment"); n != 1 {
+		t.Errorf("the replica moved its index to a segment %d times, want once", n)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/knowhub/knowhub/internal/search"
@@ -216,29 +215,19 @@ func (s *Segment) Release() {
 	}
 }
 
-// Settle tells the kernel that the sections whose content the indexes
-// copied (postings, statistics, offsets, vectors, records) will not be
-// read again, once every collection was restored: their pages leave the
-// process's resident memory, and only what the indexes read in place
-// (terms and the entries' and sources' strings) stays mapped.
+// Settle drops the file's pages from the process once every collection
+// was restored: checking and restoring read every section, and the
+// indexes read in place only what searches touch (postings of the words
+// asked for, the text of the sections shown), which come back from the
+// page cache then. So a replica's resident memory is its heap and the
+// part of the file in use, not the whole file.
 func (s *Segment) Settle() {
 	if s.f == nil {
 		return
 	}
-	for name, b := range s.f.sections {
-		if !readInPlace(name) {
-			dontNeed(s.f.data, b)
-		}
+	for _, b := range s.f.sections {
+		dontNeed(s.f.data, b)
 	}
-}
-
-// readInPlace reports whether the indexes keep reading a section once
-// restored: a string column's bytes, save those decoded or copied.
-func readInPlace(name string) bool {
-	if strings.HasSuffix(name, "/postings") || strings.HasSuffix(name, "/entries.terms") {
-		return true // the posting lists and the entries' terms, viewed as arrays
-	}
-	return strings.HasSuffix(name, ".bytes") && !strings.HasSuffix(name, "/sources.extra.bytes")
 }
 
 // Has reports whether the segment holds collection name.
