@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -43,7 +44,14 @@ type segState struct {
 	// (see swapToSegment). Both belong to the follow loop.
 	wrote   chan uint64
 	swapped bool
+	// mapped is set once the index is read from a segment: loaded at
+	// start or swapped to (FromSegment).
+	mapped atomic.Bool
 }
+
+// FromSegment reports whether the replica reads its index from a segment
+// file: one it started from, or one it wrote (see swapToSegment).
+func (s *Replica) FromSegment() bool { return s.seg.mapped.Load() }
 
 // wait waits for a segment being written.
 func (st *segState) wait() { st.wg.Wait() }
@@ -111,6 +119,7 @@ func (s *Replica) openSegment(ctx context.Context, kv jetstream.KeyValue) (uint6
 	}
 	seg.Settle()
 	s.seg.loaded, s.seg.written = true, rev
+	s.seg.mapped.Store(true)
 	if seg.Meta.StaleDocs != "" {
 		v := seg.Meta.StaleDocs
 		s.staleDocs.Store(&v)
@@ -290,6 +299,7 @@ func (s *Replica) swapToSegment(rev uint64) {
 		return
 	}
 	seg.Settle()
+	st.mapped.Store(true)
 	// The heap index is garbage now: hand it back, as after loading.
 	debug.FreeOSMemory()
 	s.log.Info("index now read from its segment", "path", path, "revision", rev, "took", time.Since(start).Round(time.Millisecond))
