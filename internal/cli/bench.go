@@ -6,9 +6,11 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strconv"
 	"time"
 
 	"github.com/knowhub/knowhub/internal/bench"
+	corpuspkg "github.com/knowhub/knowhub/internal/corpus"
 )
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -24,6 +26,8 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	qps := c.fs.Bool("qps", false, "measure throughput instead: docs searches per second at 1, 4, 16 and 64 concurrent clients over NATS and HTTP against a `knowhub up` process, then over NATS with a second query replica")
 	exe := c.fs.String("exe", "", "with --qps, the knowhub `binary` to measure (default this one)")
 	duration := c.fs.Duration("duration", 2*time.Second, "with --qps, how long each figure is measured")
+	multiply := c.fs.String("multiply", "", "only write `N` copies of the corpus (2.5 for two and a half) into --out, for measuring past its size, and exit")
+	out := c.fs.String("out", "", "with --multiply, the `dir` to write the copies into")
 	c.logLevel = "warn"
 	if _, err := c.parse(args); err != nil {
 		return err
@@ -31,6 +35,18 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	log, err := c.logger(stderr)
 	if err != nil {
 		return err
+	}
+	if *multiply != "" {
+		n, err := strconv.ParseFloat(*multiply, 64)
+		if err != nil || *out == "" {
+			return usageError{fmt.Errorf("--multiply takes a number of copies and --out a directory")}
+		}
+		files, size, err := corpuspkg.Multiply(*corpus, *out, n)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%d files, %.1f MB: %v copies of %s in %s\n", files, float64(size)/1e6, n, *corpus, *out)
+		return nil
 	}
 	if *clientOf != "" {
 		lat, err := bench.MeasureClient(*clientOf, *corpus, *queries)

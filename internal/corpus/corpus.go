@@ -8,8 +8,10 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,4 +169,56 @@ func untar(src, dst string) (int64, error) {
 			total += n
 		}
 	}
+}
+
+// Multiply writes copies of the corpus src (a directory or a .tar.gz)
+// into dst, for measuring past its size: whole copies in folders copy-1,
+// copy-2, ..., and for a fractional count a last copy of that share of
+// the files, chosen by a hash of their paths (so 2.5 copies hold two and
+// a half times the files, and the same ones every time). It returns the
+// files and bytes written.
+func Multiply(src, dst string, copies float64) (files int, size int64, err error) {
+	if copies <= 0 {
+		return 0, 0, fmt.Errorf("copies must be positive, got %v", copies)
+	}
+	tmp, err := os.MkdirTemp("", "knowhub-multiply-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(tmp)
+	if _, err := Copy(src, tmp); err != nil {
+		return 0, 0, err
+	}
+	n := int(math.Ceil(copies))
+	for k := 1; k <= n; k++ {
+		share := min(copies-float64(k-1), 1)
+		err := filepath.WalkDir(tmp, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !d.Type().IsRegular() {
+				return err
+			}
+			rel, _ := filepath.Rel(tmp, path)
+			if share < 1 {
+				h := fnv.New32a()
+				_, _ = h.Write([]byte(filepath.ToSlash(rel)))
+				if float64(h.Sum32()%10000) >= share*10000 {
+					return nil
+				}
+			}
+			target := filepath.Join(dst, fmt.Sprintf("copy-%d", k), rel)
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			files++
+			size += int64(len(data))
+			return os.WriteFile(target, data, 0o644)
+		})
+		if err != nil {
+			return files, size, err
+		}
+	}
+	return files, size, nil
 }

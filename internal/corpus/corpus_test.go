@@ -82,3 +82,38 @@ func TestCopyUnpacksAnArchive(t *testing.T) {
 		t.Error("escape.md was written outside the destination")
 	}
 }
+
+// Multiply writes whole copies in folders of their own and, for a
+// fractional count, the same share of the files every time.
+func TestMultiply(t *testing.T) {
+	src := t.TempDir()
+	for i := range 200 {
+		if err := os.WriteFile(filepath.Join(src, fmt.Sprintf("p%03d.md", i)), []byte(fmt.Sprintf("# Page %d\n", i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := t.TempDir()
+	files, _, err := Multiply(src, dst, 2.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 470 || files > 530 {
+		t.Fatalf("2.5 copies of 200 files wrote %d", files)
+	}
+	for _, k := range []string{"copy-1", "copy-2"} {
+		if n, _ := os.ReadDir(filepath.Join(dst, k)); len(n) != 200 {
+			t.Fatalf("%s holds %d files, want 200", k, len(n))
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dst, "copy-2", "p007.md"))
+	if err != nil || string(b) != "# Page 7\n" {
+		t.Fatalf("a copied page reads %q, %v", b, err)
+	}
+	again := t.TempDir()
+	if n, _, err := Multiply(src, again, 2.5); err != nil || n != files {
+		t.Fatalf("a second run wrote %d files (%v), want %d", n, err, files)
+	}
+	if _, _, err := Multiply(src, t.TempDir(), 0); err == nil {
+		t.Fatal("no copies: no error")
+	}
+}
