@@ -274,6 +274,9 @@ func (s *Replica) swapToSegment(rev uint64) {
 	}
 	st.swapped = true
 	start := time.Now()
+	// The snapshot the file was written from is garbage: hand it back
+	// before the index is built again, so the two never add up.
+	debug.FreeOSMemory()
 	path := filepath.Join(st.dir, SegmentFile)
 	seg, err := segment.Open(path)
 	if err != nil {
