@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/knowhub/knowhub/internal/app"
 	"github.com/knowhub/knowhub/internal/chunker"
 	"github.com/knowhub/knowhub/internal/config"
@@ -168,26 +170,41 @@ func (p *proc) kill() {
 	_ = p.cmd.Wait()
 }
 
+// workbench is what a test of the workers as processes starts from: the
+// binaries, a NATS server, a repository of the NATS docs with the chunks
+// each file must give, a configuration naming both, and a log folder.
+type workbench struct {
+	bin, docs, logs string
+	srv             *natstest.Server
+	want            map[string][]string
+	args            []string
+	kv              jetstream.KeyValue
+}
+
+func newWorkbench(t *testing.T) *workbench {
+	t.Helper()
+	w := &workbench{bin: buildWorkers(t), srv: natstest.Start(t, ""), docs: corpus(t), logs: t.TempDir()}
+	w.want = expected(t, w.docs)
+	cfgPath := filepath.Join(t.TempDir(), "knowhub.json")
+	cfg := fmt.Sprintf(`{"nats": {"url": %q}, "http": {"listen": "off"}, "repositories": [{"name": "docs", "path": %q}]}`, w.srv.ClientURL(), w.docs)
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.args = []string{"--config", cfgPath, "--log-level", "info"}
+	var err error
+	if w.kv, err = w.srv.JS.KeyValue(context.Background(), contract.BucketIndex); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 func TestWorkersAsProcessesSurviveAKilledIndexer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the worker binaries")
 	}
-	bin := buildWorkers(t)
-	srv := natstest.Start(t, "")
-	docs := corpus(t)
-	want := expected(t, docs)
-	cfgPath := filepath.Join(t.TempDir(), "knowhub.json")
-	cfg := fmt.Sprintf(`{"nats": {"url": %q}, "http": {"listen": "off"}, "repositories": [{"name": "docs", "path": %q}]}`, srv.ClientURL(), docs)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logs := t.TempDir()
-	args := []string{"--config", cfgPath, "--log-level", "info"}
+	w := newWorkbench(t)
+	bin, srv, want, logs, args, kv := w.bin, w.srv, w.want, w.logs, w.args, w.kv
 	ctx := context.Background()
-	kv, err := srv.JS.KeyValue(ctx, contract.BucketIndex)
-	if err != nil {
-		t.Fatal(err)
-	}
 	countKeys := func() int {
 		st, err := kv.Status(ctx)
 		if err != nil {

@@ -99,22 +99,9 @@ func TestShardsAsProcessesAnswerAsOneReplica(t *testing.T) {
 	if len(reqs) == 0 {
 		t.Skip("no judged set of nats-docs")
 	}
-	bin := buildWorkers(t)
-	srv := natstest.Start(t, "")
-	docs := corpus(t)
-	want := expected(t, docs)
-	cfgPath := filepath.Join(t.TempDir(), "knowhub.json")
-	cfg := fmt.Sprintf(`{"nats": {"url": %q}, "http": {"listen": "off"}, "repositories": [{"name": "docs", "path": %q}]}`, srv.ClientURL(), docs)
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logs := t.TempDir()
-	args := []string{"--config", cfgPath, "--log-level", "info"}
+	w := newWorkbench(t)
+	bin, srv, docs, want, logs, args, kv := w.bin, w.srv, w.docs, w.want, w.logs, w.args, w.kv
 	ctx := context.Background()
-	kv, err := srv.JS.KeyValue(ctx, contract.BucketIndex)
-	if err != nil {
-		t.Fatal(err)
-	}
 	start(t, bin, "chunker", logs, args...)
 	start(t, bin, "indexer", logs, args...)
 	start(t, bin, "watcher", logs, args...)
