@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -274,9 +273,6 @@ func (s *Replica) swapToSegment(rev uint64) {
 	}
 	st.swapped = true
 	start := time.Now()
-	// The snapshot the file was written from is garbage: hand it back
-	// before the index is built again, so the two never add up.
-	debug.FreeOSMemory()
 	path := filepath.Join(st.dir, SegmentFile)
 	seg, err := segment.Open(path)
 	if err != nil {
@@ -303,8 +299,8 @@ func (s *Replica) swapToSegment(rev uint64) {
 	}
 	seg.Settle()
 	st.mapped.Store(true)
-	// The heap index is garbage now: hand it back, as after loading.
-	debug.FreeOSMemory()
+	// The heap index is garbage now; the runtime hands its pages back to
+	// the OS as it scavenges.
 	s.log.Info("index now read from its segment", "path", path, "revision", rev, "took", time.Since(start).Round(time.Millisecond))
 }
 
