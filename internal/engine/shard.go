@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -382,9 +381,6 @@ func (e *Engine) pageEntries(key string) []*search.Entry {
 	slices.SortFunc(page, func(a, b *search.Entry) int { return a.Ord - b.Ord })
 	return page
 }
-
-// ErrShardsMissing marks a request no shard answered.
-var ErrShardsMissing = errors.New("no shard answered")
 
 // ShardPages lists this shard's pages of a repository from the start up
 // to the end of the window a coordinator lists (MergePages), which may

@@ -69,6 +69,27 @@ func exhaustive(ix *Index, q Query) ([]Hit, int) {
 	return hits, len(hits)
 }
 
+// randomDoc returns document d of a random corpus: one to three chunks,
+// a fifth of them boosted, each field up to twelve words of word().
+func randomDoc(rng *rand.Rand, p Params, word func() string, d int, seq uint64) *contract.IndexDoc {
+	doc := &contract.IndexDoc{Collection: "docs", Repo: fmt.Sprint("r", d%3), Path: fmt.Sprint(d, ".md"), SourceSeq: seq}
+	for c := 0; c < 1+rng.IntN(3); c++ {
+		ch := contract.IndexChunk{ID: fmt.Sprint(c), Ord: c, Terms: map[string]map[string]int{}}
+		if rng.IntN(5) == 0 {
+			ch.Boost = 0.4
+		}
+		for _, f := range p.Fields {
+			tf := map[string]int{}
+			for w := 0; w < rng.IntN(12); w++ {
+				tf[word()] += 1 + rng.IntN(3)
+			}
+			ch.Terms[f.Name] = tf
+		}
+		doc.Chunks = append(doc.Chunks, ch)
+	}
+	return doc
+}
+
 // TestPrunedSearchMatchesExhaustive checks max-score pruning against the
 // exhaustive reference on random corpora with a skewed vocabulary (some
 // words everywhere, most rare), typo-like variant groups, boosts, filters,
@@ -83,21 +104,7 @@ func TestPrunedSearchMatchesExhaustive(t *testing.T) {
 		p := params[round%len(params)]
 		ix := mustNew(t, p)
 		for d := 0; d < 150; d++ {
-			doc := &contract.IndexDoc{Collection: "docs", Repo: fmt.Sprint("r", d%3), Path: fmt.Sprint(d, ".md"), SourceSeq: uint64(d + 1)}
-			for c := 0; c < 1+rng.IntN(3); c++ {
-				ch := contract.IndexChunk{ID: fmt.Sprint(c), Ord: c, Terms: map[string]map[string]int{}}
-				if rng.IntN(5) == 0 {
-					ch.Boost = 0.4
-				}
-				for _, f := range p.Fields {
-					tf := map[string]int{}
-					for w := 0; w < rng.IntN(12); w++ {
-						tf[word()] += 1 + rng.IntN(3)
-					}
-					ch.Terms[f.Name] = tf
-				}
-				doc.Chunks = append(doc.Chunks, ch)
-			}
+			doc := randomDoc(rng, p, word, d, uint64(d+1))
 			put(ix, doc.Path, doc, nil)
 		}
 		// Half the rounds remove documents, leaving dead entries; the

@@ -85,24 +85,7 @@ func TestShardsScoreAsOneIndex(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		for pi, p := range []Params{docsLikeParams(), toolsLikeParams()} {
 			s := newSharded(t, p, n)
-			mkdoc := func(d int, seq uint64) *contract.IndexDoc {
-				doc := &contract.IndexDoc{Collection: "docs", Repo: fmt.Sprint("r", d%3), Path: fmt.Sprint(d, ".md"), SourceSeq: seq}
-				for c := 0; c < 1+rng.IntN(3); c++ {
-					ch := contract.IndexChunk{ID: fmt.Sprint(c), Ord: c, Terms: map[string]map[string]int{}}
-					if rng.IntN(5) == 0 {
-						ch.Boost = 0.4
-					}
-					for _, f := range p.Fields {
-						tf := map[string]int{}
-						for w := 0; w < rng.IntN(12); w++ {
-							tf[word()] += 1 + rng.IntN(3)
-						}
-						ch.Terms[f.Name] = tf
-					}
-					doc.Chunks = append(doc.Chunks, ch)
-				}
-				return doc
-			}
+			mkdoc := func(d int, seq uint64) *contract.IndexDoc { return randomDoc(rng, p, word, d, seq) }
 			seq := uint64(0)
 			for d := range 200 {
 				seq++
